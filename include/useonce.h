@@ -1,0 +1,140 @@
+/*
+ * libuseonce: keep one big sequential stream from flushing everyone else's
+ * page cache.
+ *
+ * This header is the library's public face: its version, the names of the
+ * environment variables it reads, and the stream policy.  The policy is pure
+ * C (no system calls, no globals), so anyone can replay a sequence of I/O
+ * events through it and see exactly which ranges the preloaded library would
+ * drop or flush.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef USEONCE_H
+#define USEONCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define USEONCE_VERSION "0.1.0"
+
+/* Environment variables read once, when the library is loaded. */
+#define USEONCE_ENV_DISABLE	"USEONCE_DISABLE"	/* 1: pass everything through */
+#define USEONCE_ENV_THRESHOLD	"USEONCE_THRESHOLD"	/* size: sequential bytes before a stream */
+#define USEONCE_ENV_WINDOW	"USEONCE_WINDOW"	/* size: bytes between two advice calls */
+#define USEONCE_ENV_GUARD	"USEONCE_GUARD"		/* read, write or both */
+#define USEONCE_ENV_TRACE	"USEONCE_TRACE"		/* "stderr", a descriptor number or a file */
+
+/* Defaults, chosen from measurements on ext4 with 2 MiB folios. */
+#define USEONCE_DEFAULT_THRESHOLD	(32ULL << 20)
+#define USEONCE_DEFAULT_WINDOW		(8ULL << 20)
+/* Advice is given in whole folios: fadvise skips a folio it does not cover. */
+#define USEONCE_ALIGN			(2ULL << 20)
+/* stdio reads ahead of the program by its buffer; tolerate that much drift. */
+#define USEONCE_CURSOR_SLACK		(1ULL << 20)
+/* Written windows kept in flight (writeback started, not yet dropped). */
+#define USEONCE_WRITE_LAG		2
+
+/* An offset that is not known, and a range end meaning "to end of file". */
+#define UO_UNKNOWN	UINT64_MAX
+#define UO_EOF		UINT64_MAX
+
+enum uo_dir {
+	UO_READ = 0,
+	UO_WRITE = 1,
+};
+
+#define UO_GUARD_READ	(1u << UO_READ)
+#define UO_GUARD_WRITE	(1u << UO_WRITE)
+
+struct uo_tuning {
+	uint64_t threshold;	/* a sequential run this long is a stream */
+	uint64_t window;	/* advice is batched to at least this many bytes */
+	uint64_t align;		/* advice ranges start and end on this boundary */
+	uint64_t slack;		/* drift tolerated between cursor-derived positions */
+	unsigned guard;		/* UO_GUARD_* bits: directions that are guarded */
+	unsigned write_lag;	/* windows between starting writeback and dropping */
+};
+
+enum uo_state {
+	UO_NEW = 0,	/* nothing seen yet */
+	UO_TRACKING,	/* a run is being measured; not a stream (yet) */
+	UO_STREAM,	/* a sequential stream: advice is being given */
+	UO_IGNORED,	/* not worth guarding (pipe, tmpfs, O_DIRECT...) until reset */
+};
+
+/*
+ * What the policy remembers of one descriptor.  The preload keeps one per
+ * descriptor that moved data; all zeroes is a valid fresh state.
+ */
+struct uo_stream {
+	uint64_t next;		/* where a sequential continuation would start */
+	uint64_t run_start;	/* first byte of the current sequential run */
+	uint64_t pending;	/* bytes moved at the cursor since its position was last known */
+	uint64_t dropped;	/* advice to drop was given for [base, dropped) */
+	uint64_t flushed;	/* writes: writeback was started for [base, flushed) */
+	uint8_t state;		/* enum uo_state */
+	uint8_t dir;		/* enum uo_dir of the current run */
+	uint8_t positioned;	/* next is meaningful */
+};
+
+#define UO_EV_CURSOR	0x1u	/* the position came from the file cursor, not the call */
+
+/*
+ * One observation.  Either bytes moved at a known offset (end known, len the
+ * bytes that ended there), or bytes moved at the file cursor whose position
+ * is not known yet (end == UO_UNKNOWN): those are only counted until the
+ * policy asks for the position.
+ */
+struct uo_event {
+	uint64_t end;		/* offset just past the bytes moved, or UO_UNKNOWN */
+	uint64_t len;		/* bytes moved by this call */
+	uint8_t dir;		/* enum uo_dir */
+	uint8_t flags;		/* UO_EV_* */
+};
+
+#define UO_ADV_ASK_POSITION	0x1u	/* tell me the cursor: observe again with end known */
+#define UO_ADV_PROMOTED		0x2u	/* the descriptor just became a stream: check it is guardable */
+#define UO_ADV_WAIT		0x4u	/* let writeback of the drop range finish before dropping */
+
+struct uo_range {
+	uint64_t start;
+	uint64_t end;		/* exclusive; UO_EOF for "to end of file"; empty if end <= start */
+};
+
+struct uo_advice {
+	unsigned flags;		/* UO_ADV_* */
+	struct uo_range flush;	/* start writeback (never wait on the program's descriptor) */
+	struct uo_range drop;	/* drop from the page cache */
+};
+
+/* The defaults above; 'out' is fully written. */
+void uo_tuning_defaults(struct uo_tuning *out);
+
+/* Feed one event; returns what to do about it.  Never fails. */
+struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
+			    const struct uo_event *ev);
+
+/* The descriptor is being closed: what to do about the tail of its stream. */
+struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t);
+
+/* Stop guarding this descriptor until it is reset (not a regular file...). */
+void uo_ignore(struct uo_stream *st);
+
+/* Forget everything: the descriptor was closed or now names another file. */
+void uo_reset(struct uo_stream *st);
+
+static inline bool uo_range_empty(struct uo_range r)
+{
+	return r.end <= r.start;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* USEONCE_H */

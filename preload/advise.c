@@ -1,0 +1,121 @@
+/*
+ * The only place that gives the kernel advice about a program's file.
+ *
+ * Two rules come from measurements and must not be broken:
+ * - Never wait on the program's own descriptor with sync_file_range's
+ *   WAIT flags (or fsync): waiting consumes the file's writeback error, and
+ *   the program's own fsync() would then return 0 on a failing disk.  We
+ *   start writeback with SYNC_FILE_RANGE_WRITE only, and wait by watching
+ *   cachestat(2), which reads page states and consumes nothing.
+ * - Advice failures are silent: they are the program's business only in a
+ *   trace.  errno is restored by the hooks.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uo_internal.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* the same number on every architecture */
+#endif
+
+struct uo_cachestat_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct uo_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* A stuck disk must not hang the program forever in our hands. */
+#define UO_WAIT_BUDGET_NS	(5ULL * 1000000000ULL)
+#define UO_WAIT_FIRST_NS	(1ULL * 1000000ULL)
+#define UO_WAIT_LONGEST_NS	(16ULL * 1000000ULL)
+
+static off_t uo_len(struct uo_range r)
+{
+	return r.end == UO_EOF ? 0 : (off_t)(r.end - r.start);
+}
+
+static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err,
+			    uint64_t waited_ns)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, what);
+	uo_line_str(&l, " ");
+	uo_line_range(&l, r);
+	if (waited_ns) {
+		uo_line_str(&l, " after waiting ");
+		uo_line_num(&l, waited_ns / 1000000);
+		uo_line_str(&l, " ms for writeback");
+	}
+	if (err) {
+		uo_line_str(&l, ": failed, errno ");
+		uo_line_num(&l, (uint64_t)err);
+	}
+	uo_line_trace(&l);
+}
+
+/*
+ * Wait until the range is clean, up to a budget.  Returns the time waited.
+ * Kernels without cachestat (before 6.5) are not waited for: the stream's
+ * writeback is still started early, only not throttled.
+ */
+static uint64_t uo_wait_writeback(int fd, struct uo_range r)
+{
+	struct uo_cachestat_range range = { r.start, (uint64_t)uo_len(r) };
+	struct uo_cachestat cs;
+	uint64_t nap = UO_WAIT_FIRST_NS, waited = 0;
+
+	for (;;) {
+		struct timespec ts;
+
+		if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+			return waited;
+		if (cs.nr_dirty == 0 && cs.nr_writeback == 0)
+			return waited;
+		if (waited >= UO_WAIT_BUDGET_NS)
+			return waited;
+		if (cs.nr_writeback == 0)
+			sync_file_range(fd, (off_t)r.start, uo_len(r), SYNC_FILE_RANGE_WRITE);
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)nap;
+		nanosleep(&ts, NULL);
+		waited += nap;
+		if (nap < UO_WAIT_LONGEST_NS)
+			nap *= 2;
+	}
+}
+
+void uo_apply(int fd, const struct uo_advice *adv)
+{
+	uint64_t waited = 0;
+	int err;
+
+	if (!uo_range_empty(adv->flush)) {
+		err = sync_file_range(fd, (off_t)adv->flush.start, uo_len(adv->flush),
+				      SYNC_FILE_RANGE_WRITE) ? errno : 0;
+		uo_trace_advice(fd, "flush", adv->flush, err, 0);
+	}
+	if (!uo_range_empty(adv->drop)) {
+		if (adv->flags & UO_ADV_WAIT)
+			waited = uo_wait_writeback(fd, adv->drop);
+		err = posix_fadvise(fd, (off_t)adv->drop.start, uo_len(adv->drop),
+				    POSIX_FADV_DONTNEED);
+		uo_trace_advice(fd, "drop", adv->drop, err, waited);
+	}
+}

@@ -1,0 +1,138 @@
+/*
+ * Tuning from the environment, read once by the constructor.
+ *
+ * Bad values never stop the program: each gets one "useonce:" line on
+ * stderr and its default is used.  In secure mode (setuid programs, or the
+ * loader told so) the environment belongs to someone else and is not read.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "uo_internal.h"
+
+/* Statically initialised: hooks that run before the constructor see the defaults. */
+struct uo_config uo_config = {
+	.tuning = {
+		.threshold = USEONCE_DEFAULT_THRESHOLD,
+		.window = USEONCE_DEFAULT_WINDOW,
+		.align = USEONCE_ALIGN,
+		.slack = USEONCE_CURSOR_SLACK,
+		.guard = UO_GUARD_READ | UO_GUARD_WRITE,
+		.write_lag = USEONCE_WRITE_LAG,
+	},
+	.disabled = false,
+	.trace_fd = -1,
+	.trace_path = "",
+};
+
+/* "8M", "8MiB", "8388608", "1g": binary multiples, as dd and fincore read them. */
+static bool uo_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	case 't': case 'T': shift = 40; p++; break;
+	}
+	if (shift && *p == 'i')
+		p++;
+	if (*p == 'B' || (shift && *p == 'b'))
+		p++;
+	if (*p || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+static void uo_load_size(const char *name, uint64_t low, uint64_t *value)
+{
+	const char *s = getenv(name);
+	uint64_t v;
+
+	if (!s)
+		return;
+	if (!uo_parse_size(s, &v))
+		uo_warn(name, s, "not a size (try 32M); using the default");
+	else if (v < low || v > (1ULL << 50))
+		uo_warn(name, s, "out of range (2M..1P); using the default");
+	else
+		*value = v;
+}
+
+static void uo_load_disable(void)
+{
+	const char *s = getenv(USEONCE_ENV_DISABLE);
+
+	if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
+		return;
+	if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "true"))
+		uo_config.disabled = true;
+	else
+		uo_warn(USEONCE_ENV_DISABLE, s, "expected 1 or 0; guarding stays on");
+}
+
+static void uo_load_guard(void)
+{
+	const char *s = getenv(USEONCE_ENV_GUARD);
+
+	if (!s)
+		return;
+	if (!strcmp(s, "read"))
+		uo_config.tuning.guard = UO_GUARD_READ;
+	else if (!strcmp(s, "write"))
+		uo_config.tuning.guard = UO_GUARD_WRITE;
+	else if (!strcmp(s, "both"))
+		uo_config.tuning.guard = UO_GUARD_READ | UO_GUARD_WRITE;
+	else
+		uo_warn(USEONCE_ENV_GUARD, s, "expected read, write or both; guarding both");
+}
+
+static void uo_load_trace(void)
+{
+	const char *s = getenv(USEONCE_ENV_TRACE);
+	uint64_t fd;
+
+	if (!s || !*s)
+		return;
+	if (!strcmp(s, "stderr"))
+		uo_config.trace_fd = 2;
+	else if (uo_parse_size(s, &fd) && s[strspn(s, "0123456789")] == '\0' && fd < UO_FDTAB_MAX)
+		uo_config.trace_fd = (int)fd;
+	else if (s[0] == '/' && strlen(s) < sizeof(uo_config.trace_path))
+		memcpy(uo_config.trace_path, s, strlen(s) + 1);
+	else
+		uo_warn(USEONCE_ENV_TRACE, s,
+			"expected stderr, a descriptor number or an absolute path; not tracing");
+}
+
+void uo_config_load(void)
+{
+	struct uo_tuning *t = &uo_config.tuning;
+
+	if (getauxval(AT_SECURE))
+		return;
+	uo_load_disable();
+	uo_load_size(USEONCE_ENV_WINDOW, t->align, &t->window);
+	uo_load_size(USEONCE_ENV_THRESHOLD, t->align, &t->threshold);
+	uo_load_guard();
+	uo_load_trace();
+	/* Advice is given in whole folios, and a stream is at least one window. */
+	if (t->window % t->align)
+		t->window += t->align - t->window % t->align;
+	if (t->threshold < t->window)
+		t->threshold = t->window;
+}

@@ -1,0 +1,195 @@
+/*
+ * From a hook's observation to advice applied: finds the descriptor's slot,
+ * runs the policy, answers its questions (where is the cursor? is this file
+ * worth guarding?) and hands the advice to advise.c.
+ *
+ * Everything here runs inside the program's I/O calls: no malloc, no locks
+ * that wait, no stdio.  The only system calls are the policy's questions,
+ * asked once per window of bytes, never per call.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "uo_internal.h"
+
+int uo_stdio_fd(FILE *fp)
+{
+	/* fileno() does not take the stream's lock; it may set errno, which callers restore. */
+	return fp ? fileno(fp) : -1;
+}
+
+/* Filesystems whose pages are the only copy, or that have no page cache to speak of. */
+static bool uo_memory_fs(unsigned long type)
+{
+	switch (type) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case HUGETLBFS_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case BPF_FS_MAGIC:
+	case DEVPTS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* NULL if the descriptor is worth guarding, else why not. */
+static const char *uo_classify(int fd, struct uo_slot *s)
+{
+	struct stat st;
+	struct statfs sfs;
+	int fl;
+
+	if (fstat(fd, &st) != 0)
+		return "fstat failed";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (fstatfs(fd, &sfs) == 0 && uo_memory_fs((unsigned long)sfs.f_type))
+		return "memory filesystem: its pages are the only copy";
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && (fl & O_DIRECT))
+		return "O_DIRECT bypasses the page cache";
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	return NULL;
+}
+
+/* A descriptor closed behind our back (raw syscall) and reused names another file. */
+static bool uo_same_file(int fd, const struct uo_slot *s)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+}
+
+static void uo_trace_decision(int fd, const char *what, const char *detail)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, what);
+	if (detail) {
+		uo_line_str(&l, ": ");
+		uo_line_str(&l, detail);
+	}
+	uo_line_trace(&l);
+}
+
+static void uo_trace_stream(int fd, const struct uo_stream *st)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, st->dir == UO_READ ? "read stream from " : "write stream from ");
+	uo_line_num(&l, st->run_start);
+	uo_line_str(&l, ", now at ");
+	uo_line_num(&l, st->next);
+	uo_line_trace(&l);
+}
+
+void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+{
+	struct uo_slot *s;
+	struct uo_event ev;
+	struct uo_advice adv;
+	const char *why;
+
+	if (uo_config.disabled)
+		return;
+	s = uo_slot_get(fd, true);
+	if (!s || !uo_slot_lock(s))
+		return;
+	ev.dir = (uint8_t)dir;
+	ev.len = len;
+	ev.flags = 0;
+	ev.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len;
+	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
+	if (adv.flags & UO_ADV_ASK_POSITION) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+
+		if (pos < 0) {
+			uo_ignore(&s->st);
+			uo_trace_decision(fd, "ignored", "no file position (pipe, socket...)");
+			goto out;
+		}
+		ev.end = (uint64_t)pos;
+		ev.len = 0;
+		ev.flags = UO_EV_CURSOR;
+		adv = uo_observe(&s->st, &uo_config.tuning, &ev);
+	}
+	if (adv.flags & UO_ADV_PROMOTED) {
+		why = uo_classify(fd, s);
+		if (why) {
+			uo_ignore(&s->st);
+			uo_trace_decision(fd, "ignored", why);
+			goto out;
+		}
+		uo_trace_stream(fd, &s->st);
+	} else if (uo_range_empty(adv.drop) && uo_range_empty(adv.flush)) {
+		goto out;
+	} else if (!uo_same_file(fd, s)) {
+		uo_slot_clear(s);
+		uo_trace_decision(fd, "forgotten", "descriptor now names another file");
+		goto out;
+	}
+	uo_apply(fd, &adv);
+out:
+	uo_slot_unlock(s);
+}
+
+void uo_note_closing(int fd)
+{
+	struct uo_slot *s = uo_slot_get(fd, false);
+	struct uo_advice adv;
+
+	if (!s)
+		return;
+	if (!uo_slot_lock(s)) {
+		uo_slot_forget(s);
+		return;
+	}
+	if (s->st.state == UO_STREAM && !uo_config.disabled && uo_same_file(fd, s)) {
+		adv = uo_closing(&s->st, &uo_config.tuning);
+		uo_apply(fd, &adv);
+	}
+	uo_slot_clear(s);
+	uo_slot_unlock(s);
+}
+
+void uo_note_forget(int fd)
+{
+	struct uo_slot *s = uo_slot_get(fd, false);
+
+	if (s)
+		uo_slot_forget(s);
+}
+
+size_t uo_copy_window(int in, int out, size_t len)
+{
+	struct stat a, b;
+
+	if (uo_config.disabled || len <= uo_config.tuning.window)
+		return len;
+	if (fstat(in, &a) != 0 || !S_ISREG(a.st_mode))
+		return len;
+	/* Overlap checks are made on the whole request; cutting it could change them. */
+	if (fstat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return len;
+	return uo_config.tuning.window;
+}

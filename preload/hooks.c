@@ -1,0 +1,207 @@
+/*
+ * The plumbing: expands hooks.def into libc's function pointers, their
+ * resolution and the wrappers.
+ *
+ * A wrapper calls libc's function first and returns its result untouched;
+ * only when bytes moved does it tell the guard, with errno saved around.
+ * libc's functions are resolved by the constructor, and lazily by any hook
+ * that runs before it (other libraries' constructors read files too).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "uo_internal.h"
+
+/* With optimisation, stdio.h makes these macros; we need the functions. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+
+/* Fortified entry points: libc declares them only for fortified builds. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
+size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
+size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
+
+#define UO_EXPORT	__attribute__((visibility("default")))
+#define UO_CURSOR	UO_UNKNOWN
+#define UO_NO_OFFSET	((off64_t *)0)
+#define UO_AT(off)	((off) < 0 ? UO_CURSOR : (uint64_t)(off))
+#define UO_AT_PTR(p)	((p) ? UO_AT(*(p)) : UO_CURSOR)
+#define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
+
+/* libc's functions, and a getter that finds one if the constructor has not yet. */
+#define UO_REAL(ret, name, params)						\
+	static ret (*uo_real_##name) params;					\
+	static ret (*uo_get_##name(void)) params				\
+	{									\
+		ret (*fn) params = __atomic_load_n(&uo_real_##name, __ATOMIC_ACQUIRE); \
+		if (UO_UNLIKELY(!fn)) {						\
+			fn = (ret (*) params)dlsym(RTLD_NEXT, #name);		\
+			__atomic_store_n(&uo_real_##name, fn, __ATOMIC_RELEASE); \
+		}								\
+		return fn;							\
+	}
+#define UO_IO(ret, name, params, ...)			UO_REAL(ret, name, params)
+#define UO_COPY(ret, name, params, ...)			UO_REAL(ret, name, params)
+#define UO_CLOSE(ret, name, params, ...)		UO_REAL(ret, name, params)
+#define UO_REPLACE(ret, name, params, ...)		UO_REAL(ret, name, params)
+#define UO_FORGET_RANGE(ret, name, params, ...)		UO_REAL(ret, name, params)
+#define UO_FORGET_FROM(name, params, ...)		UO_REAL(void, name, params)
+#include "hooks.def"
+#undef UO_IO
+#undef UO_COPY
+#undef UO_CLOSE
+#undef UO_REPLACE
+#undef UO_FORGET_RANGE
+#undef UO_FORGET_FROM
+
+void uo_resolve_all(void)
+{
+#define UO_IO(ret, name, ...)			(void)uo_get_##name();
+#define UO_COPY(ret, name, ...)			(void)uo_get_##name();
+#define UO_CLOSE(ret, name, ...)		(void)uo_get_##name();
+#define UO_REPLACE(ret, name, ...)		(void)uo_get_##name();
+#define UO_FORGET_RANGE(ret, name, ...)		(void)uo_get_##name();
+#define UO_FORGET_FROM(name, ...)		(void)uo_get_##name();
+#include "hooks.def"
+#undef UO_IO
+#undef UO_COPY
+#undef UO_CLOSE
+#undef UO_REPLACE
+#undef UO_FORGET_RANGE
+#undef UO_FORGET_FROM
+}
+
+/* The start of every wrapper: libc's function, or ENOSYS if it has none. */
+#define UO_FN(name, fail)							\
+	__typeof__(uo_real_##name) uo_fn = uo_get_##name();		\
+	if (UO_UNLIKELY(!uo_fn)) {						\
+		errno = ENOSYS;							\
+		return fail;							\
+	}
+
+#define UO_IO(ret, name, params, args, fail, fd, dir, at, bytes)		\
+	UO_EXPORT ret name params						\
+	{									\
+		uint64_t uo_at = (at);						\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if ((bytes) > 0) {						\
+			int uo_saved = errno;					\
+			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
+			errno = uo_saved;					\
+		}								\
+		return uo_ret;							\
+	}
+
+/*
+ * A copy larger than a window is made one window at a time, so the guard
+ * can drop behind both ends as it goes (cp copies a whole file in one
+ * call).  The kernel may always copy less than asked, so stopping early
+ * changes nothing a correct program relies on; what was copied is reported
+ * and an error after progress is left for the next call, as the kernel does.
+ */
+#define UO_COPY(ret, name, params, args, fail, in, in_at, out, out_at, len, split) \
+	UO_EXPORT ret name params						\
+	{									\
+		size_t uo_want = (len), uo_len = uo_want, uo_total = 0;		\
+		int uo_saved = errno;						\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		if (split)							\
+			uo_len = uo_copy_window((in), (out), uo_want);		\
+		for (;;) {							\
+			uint64_t uo_in_at = UO_AT_PTR(in_at);			\
+			uint64_t uo_out_at = UO_AT_PTR(out_at);			\
+			uo_ret = uo_fn args;					\
+			if (uo_ret <= 0)					\
+				break;						\
+			uo_total += (size_t)uo_ret;				\
+			uo_note((in), UO_READ, uo_in_at, (uint64_t)uo_ret);	\
+			uo_note((out), UO_WRITE, uo_out_at, (uint64_t)uo_ret);	\
+			if ((size_t)uo_ret < uo_len || uo_total >= uo_want ||	\
+			    uo_total >= UO_MAX_RW_COUNT)			\
+				break;						\
+			if (uo_len > uo_want - uo_total)			\
+				uo_len = uo_want - uo_total;			\
+			if (uo_len > UO_MAX_RW_COUNT - uo_total)		\
+				uo_len = UO_MAX_RW_COUNT - uo_total;		\
+		}								\
+		if (uo_total == 0)						\
+			return uo_ret;						\
+		errno = uo_saved;						\
+		return (ret)uo_total;						\
+	}
+
+#define UO_CLOSE(ret, name, params, args, fail, fd)				\
+	UO_EXPORT ret name params						\
+	{									\
+		UO_FN(name, fail)						\
+		{								\
+			int uo_saved = errno;					\
+			uo_note_closing(fd);					\
+			errno = uo_saved;					\
+		}								\
+		return uo_fn args;						\
+	}
+
+#define UO_REPLACE(ret, name, params, args, fail, old, new)			\
+	UO_EXPORT ret name params						\
+	{									\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (uo_ret >= 0 && (old) != (new)) {				\
+			int uo_saved = errno;					\
+			uo_note_forget(new);					\
+			errno = uo_saved;					\
+		}								\
+		return uo_ret;							\
+	}
+
+#define UO_FORGET_RANGE(ret, name, params, args, fail, first, last, closes)	\
+	UO_EXPORT ret name params						\
+	{									\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (uo_ret == 0 && (closes)) {					\
+			int uo_saved = errno;					\
+			uo_fdtab_forget_range((first), (last));			\
+			errno = uo_saved;					\
+		}								\
+		return uo_ret;							\
+	}
+
+#define UO_FORGET_FROM(name, params, args, first)				\
+	UO_EXPORT void name params						\
+	{									\
+		int uo_saved;							\
+		UO_FN(name, )							\
+		uo_fn args;							\
+		uo_saved = errno;						\
+		uo_fdtab_forget_range((first) < 0 ? 0u : (unsigned)(first), ~0u); \
+		errno = uo_saved;						\
+	}
+
+#include "hooks.def"
+
+__attribute__((constructor(101))) static void uo_init(void)
+{
+	int saved = errno;
+
+	uo_resolve_all();
+	uo_config_load();
+	pthread_atfork(NULL, NULL, uo_fdtab_after_fork);
+	errno = saved;
+}

@@ -1,0 +1,175 @@
+/*
+ * The stream policy: which descriptors are streams, and what to drop or
+ * flush behind them.  Pure: no system calls, no globals, so every decision
+ * can be replayed in a unit test from a list of events.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "useonce.h"
+
+void uo_tuning_defaults(struct uo_tuning *out)
+{
+	out->threshold = USEONCE_DEFAULT_THRESHOLD;
+	out->window = USEONCE_DEFAULT_WINDOW;
+	out->align = USEONCE_ALIGN;
+	out->slack = USEONCE_CURSOR_SLACK;
+	out->guard = UO_GUARD_READ | UO_GUARD_WRITE;
+	out->write_lag = USEONCE_WRITE_LAG;
+}
+
+static uint64_t uo_align_down(uint64_t x, uint64_t a)
+{
+	return a ? x - x % a : x;
+}
+
+static uint64_t uo_align_up(uint64_t x, uint64_t a)
+{
+	uint64_t r = a ? x % a : 0;
+
+	return r ? x + (a - r) : x;
+}
+
+static bool uo_near(uint64_t a, uint64_t b, uint64_t slack)
+{
+	return a >= b ? a - b <= slack : b - a <= slack;
+}
+
+void uo_reset(struct uo_stream *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void uo_ignore(struct uo_stream *st)
+{
+	uo_reset(st);
+	st->state = UO_IGNORED;
+}
+
+static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64_t end)
+{
+	st->state = UO_TRACKING;
+	st->dir = dir;
+	st->run_start = start;
+	st->next = end;
+	st->positioned = 1;
+	st->dropped = 0;
+	st->flushed = 0;
+}
+
+/*
+ * Reads: everything behind the folio under the cursor was used and can go.
+ * Readahead lives ahead of the cursor, so it is never touched.
+ */
+static void uo_advise_read(struct uo_stream *st, const struct uo_tuning *t,
+			   uint64_t edge, struct uo_advice *adv)
+{
+	if (edge < st->dropped + t->window)
+		return;
+	adv->drop.start = st->dropped;
+	adv->drop.end = edge;
+	st->dropped = edge;
+}
+
+/*
+ * Writes: dirty pages cannot be dropped, only written.  Start writeback of
+ * each window as soon as it is complete, and drop a window once it has had
+ * write_lag windows' time to reach the disk.  The drop asks the plumbing to
+ * wait for that writeback, which is what bounds a writer that is faster
+ * than its disk.
+ */
+static void uo_advise_write(struct uo_stream *st, const struct uo_tuning *t,
+			    uint64_t edge, struct uo_advice *adv)
+{
+	uint64_t lag = (uint64_t)t->write_lag * t->window;
+	uint64_t drop_edge;
+
+	if (edge < st->flushed + t->window)
+		return;
+	drop_edge = edge > lag ? uo_align_down(edge - lag, t->align) : 0;
+	if (drop_edge > st->flushed)
+		drop_edge = st->flushed;
+	adv->flush.start = st->flushed;
+	adv->flush.end = edge;
+	st->flushed = edge;
+	if (drop_edge > st->dropped) {
+		adv->drop.start = st->dropped;
+		adv->drop.end = drop_edge;
+		adv->flags |= UO_ADV_WAIT;
+		st->dropped = drop_edge;
+	}
+}
+
+struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
+			    const struct uo_event *ev)
+{
+	struct uo_advice adv;
+	uint64_t moved, start, slack;
+
+	memset(&adv, 0, sizeof(adv));
+	if (st->state == UO_IGNORED || ev->dir > UO_WRITE ||
+	    !(t->guard & (1u << ev->dir)))
+		return adv;
+
+	if (ev->end == UO_UNKNOWN) {
+		/* Counting is free; asking the kernel where the cursor is is not. */
+		st->pending += ev->len;
+		if (st->pending >= t->window)
+			adv.flags |= UO_ADV_ASK_POSITION;
+		return adv;
+	}
+
+	moved = st->pending + ev->len;
+	st->pending = 0;
+	if (ev->end < moved) {
+		/* The cursor went back while we were not looking: start over here. */
+		uo_new_run(st, ev->dir, ev->end, ev->end);
+		return adv;
+	}
+	start = ev->end - moved;
+	slack = (ev->flags & UO_EV_CURSOR) ? t->slack : 0;
+	if (st->state == UO_NEW || !st->positioned || st->dir != ev->dir ||
+	    !uo_near(start, st->next, slack))
+		uo_new_run(st, ev->dir, start, ev->end);
+	else
+		st->next = ev->end;
+
+	if (st->state == UO_TRACKING) {
+		if (ev->end - st->run_start < t->threshold)
+			return adv;
+		st->state = UO_STREAM;
+		adv.flags |= UO_ADV_PROMOTED;
+		/* Round inwards: the folio before the run may hold someone else's data. */
+		st->dropped = uo_align_up(st->run_start, t->align);
+		st->flushed = st->dropped;
+	}
+
+	if (ev->dir == UO_READ)
+		uo_advise_read(st, t, uo_align_down(ev->end, t->align), &adv);
+	else
+		uo_advise_write(st, t, uo_align_down(ev->end, t->align), &adv);
+	return adv;
+}
+
+struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
+{
+	struct uo_advice adv;
+
+	(void)t;
+	memset(&adv, 0, sizeof(adv));
+	if (st->state == UO_STREAM) {
+		if (st->dir == UO_READ) {
+			adv.drop.start = st->dropped;
+			adv.drop.end = UO_EOF;
+		} else {
+			/* Waiting here would slow close(); what is still dirty stays. */
+			adv.flush.start = st->flushed;
+			adv.flush.end = UO_EOF;
+			adv.drop.start = st->dropped;
+			adv.drop.end = st->flushed;
+		}
+	}
+	uo_reset(st);
+	return adv;
+}

@@ -1,0 +1,115 @@
+/*
+ * Trace lines and warnings.  Built in a buffer on the stack and written with
+ * one raw write(2): no malloc, no stdio, nothing that takes a lock, so a
+ * line can be written from any hook, in a signal handler or a vfork child.
+ * Raw system calls also keep our own close and write hooks out of the way.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "uo_internal.h"
+
+static void uo_line_char(struct uo_line *l, char c)
+{
+	/* Keep one byte for the newline. */
+	if (l->len + 1 < sizeof(l->buf))
+		l->buf[l->len++] = c;
+}
+
+void uo_line_str(struct uo_line *l, const char *s)
+{
+	while (*s)
+		uo_line_char(l, *s++);
+}
+
+void uo_line_num(struct uo_line *l, uint64_t v)
+{
+	char digits[20];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		uo_line_char(l, digits[--n]);
+}
+
+void uo_line_range(struct uo_line *l, struct uo_range r)
+{
+	uo_line_num(l, r.start);
+	uo_line_str(l, "-");
+	if (r.end == UO_EOF)
+		uo_line_str(l, "EOF");
+	else
+		uo_line_num(l, r.end);
+}
+
+void uo_line_start(struct uo_line *l, int fd)
+{
+	l->len = 0;
+	uo_line_str(l, "useonce[");
+	uo_line_num(l, (uint64_t)syscall(SYS_getpid));
+	uo_line_str(l, "]: ");
+	if (fd >= 0) {
+		uo_line_str(l, "fd ");
+		uo_line_num(l, (uint64_t)fd);
+		uo_line_str(l, ": ");
+	}
+}
+
+static void uo_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		long n = syscall(SYS_write, fd, buf, len);
+
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+void uo_line_trace(struct uo_line *l)
+{
+	int fd;
+
+	l->buf[l->len++] = '\n';
+	if (uo_config.trace_fd >= 0) {
+		uo_write_all(uo_config.trace_fd, l->buf, l->len);
+		return;
+	}
+	if (!uo_config.trace_path[0])
+		return;
+	/* Opened per line: a descriptor kept open could be closed or reused by the program. */
+	fd = (int)syscall(SYS_openat, AT_FDCWD, uo_config.trace_path,
+			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return;
+	uo_write_all(fd, l->buf, l->len);
+	syscall(SYS_close, fd);
+}
+
+void uo_warn(const char *what, const char *value, const char *why)
+{
+	struct uo_line l;
+	int shown = 0;
+
+	l.len = 0;
+	uo_line_str(&l, "useonce: ignoring ");
+	uo_line_str(&l, what);
+	if (value) {
+		uo_line_str(&l, "=");
+		for (; *value && shown < 40; value++, shown++)
+			uo_line_char(&l, *value >= 0x20 && *value < 0x7f ? *value : '?');
+		if (*value)
+			uo_line_str(&l, "...");
+	}
+	uo_line_str(&l, ": ");
+	uo_line_str(&l, why);
+	l.buf[l.len++] = '\n';
+	uo_write_all(STDERR_FILENO, l.buf, l.len);
+}

@@ -1,0 +1,31 @@
+# Tests: included by the top-level Makefile.  Every tests/check_*.c is one
+# Check program; tests/testlib.c holds what the end-to-end ones share.
+
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+TEST_SRCS    = $(wildcard tests/check_*.c)
+TEST_BINS    = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+TEST_HELPERS = $(patsubst tests/helpers/%.c,$(B)/tests/%,$(wildcard tests/helpers/*.c))
+TESTLIB      = $(wildcard tests/testlib.c)
+
+$(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) preload/policy.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ \
+		$< $(TESTLIB) preload/policy.c $(LDFLAGS) $(CHECK_LIBS)
+
+$(B)/tests/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+test-deps:
+	$(Q)tests/install-deps.sh
+
+tests: all $(TEST_BINS) $(TEST_HELPERS)
+
+check: test-deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)tests/run-tests.sh $(B) $(TEST_BINS)
+
+.PHONY: test-deps tests check
