@@ -46,6 +46,7 @@ $(B)/useonce: preload/useonce.c include/useonce.h
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' $(LDFLAGS) -o $@ $<
 
 include tests/tests.mk
+-include bench/bench.mk
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)

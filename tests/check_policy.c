@@ -1,0 +1,475 @@
+/*
+ * Unit tests of the stream policy: event sequences in, advice out.
+ * The policy is pure, so these run in microseconds and need no files.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "useonce.h"
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+static struct uo_tuning tun;
+static struct uo_stream st;
+
+static void setup(void)
+{
+	uo_tuning_defaults(&tun);
+	memset(&st, 0, sizeof(st));
+}
+
+/* Bytes moved at a known offset (pread, pwrite, copies with offsets). */
+static struct uo_advice at(unsigned dir, uint64_t off, uint64_t len)
+{
+	struct uo_event ev = { .end = off + len, .len = len, .dir = (uint8_t)dir, .flags = 0 };
+
+	return uo_observe(&st, &tun, &ev);
+}
+
+/*
+ * Bytes moved at the cursor (read, write, stdio); when the policy asks,
+ * answer with the cursor 'pos' as the plumbing would.
+ */
+static struct uo_advice cursor(unsigned dir, uint64_t len, uint64_t pos)
+{
+	struct uo_event ev = { .end = UO_UNKNOWN, .len = len, .dir = (uint8_t)dir, .flags = 0 };
+	struct uo_advice adv = uo_observe(&st, &tun, &ev);
+
+	if (adv.flags & UO_ADV_ASK_POSITION) {
+		struct uo_event where = { .end = pos, .len = 0, .dir = (uint8_t)dir,
+					  .flags = UO_EV_CURSOR };
+
+		adv = uo_observe(&st, &tun, &where);
+	}
+	return adv;
+}
+
+static bool nothing(struct uo_advice a)
+{
+	return uo_range_empty(a.drop) && uo_range_empty(a.flush) &&
+	       !(a.flags & (UO_ADV_PROMOTED | UO_ADV_WAIT));
+}
+
+/*
+ * Streams 'total' bytes in 'step' calls from 'start' and checks the shape
+ * of every piece of advice on the way: ranges aligned, contiguous, never
+ * ahead of the cursor.  Returns how far drops (and flushes) got.
+ */
+struct walk {
+	uint64_t dropped_to, flushed_to, drops, flushes, max_behind, waits;
+	bool promoted;
+};
+
+static struct walk stream(unsigned dir, uint64_t start, uint64_t total, uint64_t step, bool use_cursor)
+{
+	struct walk w = { .dropped_to = UO_UNKNOWN, .flushed_to = UO_UNKNOWN };
+	uint64_t off;
+
+	for (off = start; off < start + total; off += step) {
+		struct uo_advice a = use_cursor ? cursor(dir, step, off + step) : at(dir, off, step);
+		uint64_t end = off + step;
+
+		if (a.flags & UO_ADV_PROMOTED) {
+			ck_assert_msg(!w.promoted, "promoted twice at %llu", (unsigned long long)off);
+			w.promoted = true;
+			ck_assert_uint_ge(end - start, tun.threshold);
+		}
+		if (!uo_range_empty(a.drop)) {
+			ck_assert_msg(w.promoted, "drop before the stream was recognised");
+			ck_assert_uint_eq(a.drop.start % tun.align, 0);
+			ck_assert_uint_eq(a.drop.end % tun.align, 0);
+			ck_assert_uint_le(a.drop.end, end);
+			if (w.dropped_to != UO_UNKNOWN)
+				ck_assert_uint_eq(a.drop.start, w.dropped_to);
+			w.dropped_to = a.drop.end;
+			w.drops++;
+			if (a.flags & UO_ADV_WAIT)
+				w.waits++;
+		}
+		if (!uo_range_empty(a.flush)) {
+			ck_assert_int_eq(dir, UO_WRITE);
+			ck_assert_uint_eq(a.flush.start % tun.align, 0);
+			ck_assert_uint_eq(a.flush.end % tun.align, 0);
+			ck_assert_uint_le(a.flush.end, end);
+			if (w.flushed_to != UO_UNKNOWN)
+				ck_assert_uint_eq(a.flush.start, w.flushed_to);
+			w.flushed_to = a.flush.end;
+			w.flushes++;
+		}
+		/* Written pages are dropped only once their writeback was started, earlier. */
+		if (dir == UO_WRITE && !uo_range_empty(a.drop) && !uo_range_empty(a.flush))
+			ck_assert_uint_le(a.drop.end, a.flush.start);
+		if (dir == UO_WRITE && w.dropped_to != UO_UNKNOWN)
+			ck_assert_uint_le(w.dropped_to, w.flushed_to);
+		if (w.promoted && w.dropped_to != UO_UNKNOWN && end - w.dropped_to > w.max_behind)
+			w.max_behind = end - w.dropped_to;
+	}
+	return w;
+}
+
+START_TEST(test_read_below_threshold_is_left_alone)
+{
+	uint64_t off;
+
+	for (off = 0; off + 128 * 1024 <= tun.threshold - MiB; off += 128 * 1024)
+		ck_assert(nothing(at(UO_READ, off, 128 * 1024)));
+	ck_assert(nothing(uo_closing(&st, &tun)));
+}
+END_TEST
+
+START_TEST(test_read_stream_promoted_at_threshold)
+{
+	struct uo_advice a;
+	uint64_t off;
+
+	for (off = 0; off + MiB < tun.threshold; off += MiB)
+		ck_assert(nothing(at(UO_READ, off, MiB)));
+	a = at(UO_READ, off, MiB);
+	ck_assert(a.flags & UO_ADV_PROMOTED);
+	/* Everything behind the cursor's folio goes at once. */
+	ck_assert_uint_eq(a.drop.start, 0);
+	ck_assert_uint_eq(a.drop.end, tun.threshold);
+	ck_assert_uint_eq(st.state, UO_STREAM);
+}
+END_TEST
+
+START_TEST(test_read_stream_footprint_bounded_over_4gib)
+{
+	struct walk w = stream(UO_READ, 0, 4 * GiB, 128 * 1024, false);
+
+	ck_assert(w.promoted);
+	/* Behind the cursor, never more than a window and a folio stay undropped. */
+	ck_assert_uint_le(w.max_behind, tun.window + tun.align);
+	ck_assert_uint_ge(w.dropped_to, 4 * GiB - tun.window - tun.align);
+	/* Advice is batched: about one call per window, not per read. */
+	ck_assert_uint_le(w.drops, 4 * GiB / tun.window + 1);
+	ck_assert_uint_eq(w.waits, 0);
+}
+END_TEST
+
+START_TEST(test_cursor_reads_ask_position_once_per_window)
+{
+	struct uo_event ev = { .end = UO_UNKNOWN, .len = 64 * 1024, .dir = UO_READ };
+	uint64_t moved = 0;
+	int asks = 0, calls = 0;
+
+	while (moved < 10 * tun.window) {
+		struct uo_advice a = uo_observe(&st, &tun, &ev);
+
+		moved += ev.len;
+		calls++;
+		if (a.flags & UO_ADV_ASK_POSITION) {
+			struct uo_event where = { .end = moved, .dir = UO_READ, .flags = UO_EV_CURSOR };
+
+			asks++;
+			uo_observe(&st, &tun, &where);
+		}
+	}
+	ck_assert_int_eq(asks, 10);
+	ck_assert_int_eq(calls, 10 * (int)(tun.window / ev.len));
+}
+END_TEST
+
+START_TEST(test_cursor_stream_detected_and_dropped)
+{
+	struct walk w = stream(UO_READ, 0, GiB, 128 * 1024, true);
+
+	ck_assert(w.promoted);
+	ck_assert_uint_le(w.max_behind, 2 * tun.window + tun.align);
+}
+END_TEST
+
+START_TEST(test_stdio_drift_still_sequential)
+{
+	uint64_t user = 0;
+	int i;
+	bool promoted = false;
+
+	/* stdio's buffer keeps the kernel's cursor up to a buffer ahead of the program. */
+	for (i = 0; i < 1024 && !promoted; i++) {
+		uint64_t buffered = (i % 3) * 4096;
+
+		user += 64 * 1024;
+		promoted = cursor(UO_READ, 64 * 1024, user + buffered).flags & UO_ADV_PROMOTED;
+	}
+	ck_assert(promoted);
+}
+END_TEST
+
+START_TEST(test_random_reads_never_a_stream)
+{
+	uint64_t off = 12345 * 4096;
+	int i;
+
+	srandom(7);
+	for (i = 0; i < 200000; i++) {
+		off = ((uint64_t)random() % (64 * 1024)) * 65536;
+		ck_assert(nothing(at(UO_READ, off, 65536)));
+	}
+	ck_assert(nothing(uo_closing(&st, &tun)));
+}
+END_TEST
+
+START_TEST(test_explicit_gap_breaks_the_run)
+{
+	uint64_t off = 0;
+	int i;
+
+	/* A reader that skips 4 KiB every MiB is not streaming the file. */
+	for (i = 0; i < 200; i++, off += MiB + 4096)
+		ck_assert(nothing(at(UO_READ, off, MiB)));
+}
+END_TEST
+
+START_TEST(test_rewind_starts_over)
+{
+	struct walk w = stream(UO_READ, 0, 64 * MiB, MiB, false);
+	uint64_t off;
+
+	ck_assert(w.promoted);
+	/* Seeking back to the start is a new run: no advice until it is long enough again. */
+	for (off = 0; off + MiB < tun.threshold; off += MiB)
+		ck_assert(nothing(at(UO_READ, off, MiB)));
+	ck_assert(at(UO_READ, off, MiB).flags & UO_ADV_PROMOTED);
+}
+END_TEST
+
+START_TEST(test_cursor_going_back_starts_over)
+{
+	struct walk w = stream(UO_READ, 0, 64 * MiB, MiB, true);
+
+	ck_assert(w.promoted);
+	/* The program seeked to 0 and read 8 MiB: the cursor is behind what we counted. */
+	ck_assert(nothing(cursor(UO_READ, tun.window, 5 * MiB)));
+	ck_assert_int_eq(st.state, UO_TRACKING);
+}
+END_TEST
+
+START_TEST(test_unaligned_start_is_rounded_inwards)
+{
+	uint64_t start = 5 * MiB + 12345;
+	struct walk w = stream(UO_READ, start, 256 * MiB, MiB, false);
+
+	ck_assert(w.promoted);
+	/* The first drop may not reach before the run: that folio may be someone else's. */
+	ck_assert_uint_eq(w.dropped_to % tun.align, 0);
+	ck_assert_uint_eq(st.run_start, start);
+}
+END_TEST
+
+START_TEST(test_first_drop_starts_inside_the_run)
+{
+	uint64_t start = 5 * MiB + 12345, off;
+	struct uo_advice a = { 0 };
+
+	for (off = start; !(a.flags & UO_ADV_PROMOTED); off += MiB)
+		a = at(UO_READ, off, MiB);
+	ck_assert_uint_eq(a.drop.start, 6 * MiB);
+}
+END_TEST
+
+START_TEST(test_tiny_window_tuning)
+{
+	struct walk w;
+
+	tun.window = tun.align;
+	tun.threshold = 4 * tun.align;
+	w = stream(UO_READ, 0, 256 * MiB, 256 * 1024, false);
+	ck_assert(w.promoted);
+	ck_assert_uint_le(w.max_behind, 2 * tun.align);
+	ck_assert_uint_ge(w.drops, 120);
+}
+END_TEST
+
+START_TEST(test_huge_single_calls)
+{
+	/* One call bigger than the threshold (a copy window, a big read) counts at once. */
+	struct uo_advice a = at(UO_READ, 0, 64 * MiB);
+
+	ck_assert(a.flags & UO_ADV_PROMOTED);
+	ck_assert_uint_eq(a.drop.end, 64 * MiB);
+	a = at(UO_READ, 64 * MiB, 64 * MiB);
+	ck_assert_uint_eq(a.drop.start, 64 * MiB);
+	ck_assert_uint_eq(a.drop.end, 128 * MiB);
+}
+END_TEST
+
+START_TEST(test_write_stream_flushes_then_drops_with_lag)
+{
+	struct walk w = stream(UO_WRITE, 0, 4 * GiB, MiB, false);
+	uint64_t lag = tun.write_lag * tun.window;
+
+	ck_assert(w.promoted);
+	ck_assert_uint_ge(w.flushes, 4 * GiB / tun.window - 8);
+	ck_assert_uint_eq(w.waits, w.drops);
+	/* In flight (written, not yet dropped): the lag plus a window and a folio. */
+	ck_assert_uint_le(w.max_behind, lag + tun.window + tun.align);
+	ck_assert_uint_ge(w.max_behind, lag);
+	ck_assert_uint_ge(w.dropped_to, 4 * GiB - lag - tun.window - tun.align);
+}
+END_TEST
+
+START_TEST(test_write_without_lag_still_flushes_first)
+{
+	struct walk w;
+
+	tun.write_lag = 0;
+	w = stream(UO_WRITE, 0, GiB, MiB, false);
+	ck_assert(w.promoted);
+	ck_assert_uint_ge(w.drops, GiB / tun.window - 8);
+	ck_assert_uint_le(w.max_behind, 2 * tun.window + tun.align);
+}
+END_TEST
+
+START_TEST(test_write_close_flushes_tail_without_waiting)
+{
+	struct walk w = stream(UO_WRITE, 0, 100 * MiB, MiB, false);
+	struct uo_advice a;
+
+	ck_assert(w.promoted);
+	a = uo_closing(&st, &tun);
+	ck_assert_uint_eq(a.flush.start, w.flushed_to);
+	ck_assert_uint_eq(a.flush.end, UO_EOF);
+	ck_assert_uint_eq(a.drop.start, w.dropped_to);
+	ck_assert_uint_eq(a.drop.end, w.flushed_to);
+	ck_assert(!(a.flags & UO_ADV_WAIT));
+	ck_assert_int_eq(st.state, UO_NEW);
+}
+END_TEST
+
+START_TEST(test_read_close_drops_tail)
+{
+	struct walk w = stream(UO_READ, 0, 100 * MiB, MiB, false);
+	struct uo_advice a;
+
+	ck_assert(w.promoted);
+	a = uo_closing(&st, &tun);
+	ck_assert_uint_eq(a.drop.start, w.dropped_to);
+	ck_assert_uint_eq(a.drop.end, UO_EOF);
+	ck_assert(uo_range_empty(a.flush));
+	ck_assert_int_eq(st.state, UO_NEW);
+}
+END_TEST
+
+START_TEST(test_guard_read_only_ignores_writes)
+{
+	tun.guard = UO_GUARD_READ;
+	ck_assert(!stream(UO_WRITE, 0, GiB, MiB, false).promoted);
+	memset(&st, 0, sizeof(st));
+	ck_assert(stream(UO_READ, 0, GiB, MiB, false).promoted);
+}
+END_TEST
+
+START_TEST(test_guard_write_only_ignores_reads)
+{
+	tun.guard = UO_GUARD_WRITE;
+	ck_assert(!stream(UO_READ, 0, GiB, MiB, true).promoted);
+	memset(&st, 0, sizeof(st));
+	ck_assert(stream(UO_WRITE, 0, GiB, MiB, true).promoted);
+}
+END_TEST
+
+START_TEST(test_direction_change_starts_over)
+{
+	uint64_t off;
+
+	for (off = 0; off < tun.threshold - MiB; off += MiB)
+		ck_assert(nothing(at(UO_READ, off, MiB)));
+	/* A write at the read cursor is not a continuation of the read stream. */
+	ck_assert(nothing(at(UO_WRITE, off, MiB)));
+	ck_assert(nothing(at(UO_READ, off + MiB, MiB)));
+	ck_assert_int_eq(st.dir, UO_READ);
+	ck_assert_uint_eq(st.run_start, off + MiB);
+}
+END_TEST
+
+START_TEST(test_ignored_stays_ignored_until_reset)
+{
+	uo_ignore(&st);
+	ck_assert(!stream(UO_READ, 0, GiB, MiB, false).promoted);
+	ck_assert(nothing(uo_closing(&st, &tun)));
+	/* Closing resets: the descriptor number may name a new file next. */
+	ck_assert(stream(UO_READ, 0, GiB, MiB, false).promoted);
+	uo_reset(&st);
+	ck_assert_int_eq(st.state, UO_NEW);
+}
+END_TEST
+
+START_TEST(test_bad_direction_is_ignored)
+{
+	struct uo_event ev = { .end = GiB, .len = GiB, .dir = 7 };
+
+	ck_assert(nothing(uo_observe(&st, &tun, &ev)));
+	ck_assert_int_eq(st.state, UO_NEW);
+}
+END_TEST
+
+START_TEST(test_defaults_are_sane)
+{
+	ck_assert_uint_eq(tun.align, 2 * MiB);
+	ck_assert_uint_eq(tun.window % tun.align, 0);
+	ck_assert_uint_ge(tun.threshold, tun.window);
+	ck_assert_uint_eq(tun.guard, UO_GUARD_READ | UO_GUARD_WRITE);
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *detect = tcase_create("detection");
+	TCase *reads = tcase_create("reads");
+	TCase *writes = tcase_create("writes");
+	TCase *edges = tcase_create("edges");
+
+	tcase_add_checked_fixture(detect, setup, NULL);
+	tcase_add_test(detect, test_read_below_threshold_is_left_alone);
+	tcase_add_test(detect, test_read_stream_promoted_at_threshold);
+	tcase_add_test(detect, test_cursor_reads_ask_position_once_per_window);
+	tcase_add_test(detect, test_stdio_drift_still_sequential);
+	tcase_add_test(detect, test_random_reads_never_a_stream);
+	tcase_add_test(detect, test_explicit_gap_breaks_the_run);
+	tcase_add_test(detect, test_rewind_starts_over);
+	tcase_add_test(detect, test_cursor_going_back_starts_over);
+	tcase_add_test(detect, test_direction_change_starts_over);
+	suite_add_tcase(s, detect);
+
+	tcase_add_checked_fixture(reads, setup, NULL);
+	tcase_add_test(reads, test_read_stream_footprint_bounded_over_4gib);
+	tcase_add_test(reads, test_cursor_stream_detected_and_dropped);
+	tcase_add_test(reads, test_unaligned_start_is_rounded_inwards);
+	tcase_add_test(reads, test_first_drop_starts_inside_the_run);
+	tcase_add_test(reads, test_tiny_window_tuning);
+	tcase_add_test(reads, test_huge_single_calls);
+	tcase_add_test(reads, test_read_close_drops_tail);
+	suite_add_tcase(s, reads);
+
+	tcase_add_checked_fixture(writes, setup, NULL);
+	tcase_add_test(writes, test_write_stream_flushes_then_drops_with_lag);
+	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
+	tcase_add_test(writes, test_write_close_flushes_tail_without_waiting);
+	suite_add_tcase(s, writes);
+
+	tcase_add_checked_fixture(edges, setup, NULL);
+	tcase_add_test(edges, test_guard_read_only_ignores_writes);
+	tcase_add_test(edges, test_guard_write_only_ignores_reads);
+	tcase_add_test(edges, test_ignored_stays_ignored_until_reset);
+	tcase_add_test(edges, test_bad_direction_is_ignored);
+	tcase_add_test(edges, test_defaults_are_sane);
+	suite_add_tcase(s, edges);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
