@@ -128,6 +128,42 @@ void uo_ignore(struct uo_stream *st);
 /* Forget everything: the descriptor was closed or now names another file. */
 void uo_reset(struct uo_stream *st);
 
+/*
+ * The common case, cheaply: an event at a known offset that cannot lead to
+ * advice (random access, or a run still short of the threshold).  Applies it
+ * and returns true, exactly as uo_observe would; otherwise changes nothing
+ * and returns false, and the caller goes on to uo_observe.  Inline because a
+ * database's cached pread must not pay a function call for it.
+ */
+static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning *t,
+				    const struct uo_event *ev)
+{
+	uint64_t start, edge;
+
+	if (st->state == UO_IGNORED)
+		return true;
+	if ((st->state != UO_TRACKING && st->state != UO_STREAM) || ev->end == UO_UNKNOWN ||
+	    ev->end < ev->len || st->pending || ev->flags || st->dir != ev->dir ||
+	    !(t->guard & (1u << ev->dir)))
+		return false;
+	start = ev->end - ev->len;
+	if (st->state == UO_STREAM) {
+		/* A stream going on, with no window complete since the last advice. */
+		edge = t->align ? ev->end - ev->end % t->align : ev->end;
+		if (start != st->next ||
+		    edge >= (ev->dir == UO_READ ? st->dropped : st->flushed) + t->window)
+			return false;
+	} else if (start != st->next) {
+		if (ev->len >= t->threshold)
+			return false;
+		st->run_start = start;
+	} else if (ev->end - st->run_start >= t->threshold) {
+		return false;
+	}
+	st->next = ev->end;
+	return true;
+}
+
 static inline bool uo_range_empty(struct uo_range r)
 {
 	return r.end <= r.start;

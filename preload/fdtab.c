@@ -6,11 +6,7 @@
  * compare-and-swap, so nothing at start-up scales with the descriptor limit
  * and the table is safe to touch from signal handlers and vfork children.
  *
- * A slot is taken with a try-lock that never waits: a hook that finds its
- * slot busy (another thread, or a signal handler that interrupted us) just
- * skips its bookkeeping.  The lock word holds the process's fork
- * generation, so a slot that another thread held when the process forked
- * is recognised as abandoned in the child.
+ * A slot is taken with the try-lock of uo_internal.h, which never waits.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,25 +16,24 @@
 
 #include "uo_internal.h"
 
-#define UO_FDTAB_CHUNK	256
 #define UO_FDTAB_CHUNKS	(UO_FDTAB_MAX / UO_FDTAB_CHUNK)
 
-static _Atomic(struct uo_slot *) uo_chunks[UO_FDTAB_CHUNKS];
-static _Atomic uint32_t uo_fork_generation = 1;
+_Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_CHUNKS];
+_Atomic uint32_t uo_fork_generation = 1;
 
 static struct uo_slot *uo_chunk(unsigned index, bool create)
 {
 	struct uo_slot *chunk, *expected = NULL;
 	size_t size = UO_FDTAB_CHUNK * sizeof(struct uo_slot);
 
-	chunk = atomic_load_explicit(&uo_chunks[index], memory_order_acquire);
+	chunk = atomic_load_explicit(&uo_fdtab_chunks[index], memory_order_acquire);
 	if (chunk || !create)
 		return chunk;
 	chunk = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (chunk == MAP_FAILED)
 		return NULL;
-	if (!atomic_compare_exchange_strong_explicit(&uo_chunks[index], &expected, chunk,
+	if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_chunks[index], &expected, chunk,
 						     memory_order_acq_rel,
 						     memory_order_acquire)) {
 		munmap(chunk, size);
@@ -57,32 +52,9 @@ struct uo_slot *uo_slot_get(int fd, bool create)
 	return chunk ? &chunk[(unsigned)fd % UO_FDTAB_CHUNK] : NULL;
 }
 
-bool uo_slot_lock(struct uo_slot *s)
-{
-	uint32_t me = atomic_load_explicit(&uo_fork_generation, memory_order_relaxed);
-	uint32_t holder = atomic_load_explicit(&s->owner, memory_order_relaxed);
-
-	if (holder == me)
-		return false;
-	if (!atomic_compare_exchange_strong_explicit(&s->owner, &holder, me,
-						     memory_order_acquire,
-						     memory_order_relaxed))
-		return false;
-	/* Abandoned by a thread that did not survive fork: its state is suspect. */
-	if (holder != 0 || atomic_exchange_explicit(&s->stale, 0, memory_order_acquire)) {
-		atomic_store_explicit(&s->stale, 0, memory_order_relaxed);
-		uo_slot_clear(s);
-	}
-	return true;
-}
-
-void uo_slot_unlock(struct uo_slot *s)
-{
-	atomic_store_explicit(&s->owner, 0, memory_order_release);
-}
-
 void uo_slot_clear(struct uo_slot *s)
 {
+	atomic_store_explicit(&s->counted, 0, memory_order_relaxed);
 	uo_reset(&s->st);
 	s->dev = 0;
 	s->ino = 0;

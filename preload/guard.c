@@ -9,6 +9,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -19,8 +20,15 @@
 
 int uo_stdio_fd(FILE *fp)
 {
-	/* fileno() does not take the stream's lock; it may set errno, which callers restore. */
-	return fp ? fileno(fp) : -1;
+	int saved = errno, fd;
+
+	if (!fp)
+		return -1;
+	/* fileno() takes no lock, but sets errno for streams without a descriptor. */
+	fd = fileno(fp);
+	if (fd < 0)
+		errno = saved;
+	return fd;
 }
 
 /* Filesystems whose pages are the only copy, or that have no page cache to speak of. */
@@ -103,18 +111,13 @@ static void uo_trace_stream(int fd, const struct uo_stream *st)
 	uo_line_trace(&l);
 }
 
-void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+/* The policy's questions answered and its advice applied, with the slot held. */
+static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at, uint64_t len)
 {
-	struct uo_slot *s;
 	struct uo_event ev;
 	struct uo_advice adv;
 	const char *why;
 
-	if (uo_config.disabled)
-		return;
-	s = uo_slot_get(fd, true);
-	if (!s || !uo_slot_lock(s))
-		return;
 	ev.dir = (uint8_t)dir;
 	ev.len = len;
 	ev.flags = 0;
@@ -126,7 +129,7 @@ void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
 		if (pos < 0) {
 			uo_ignore(&s->st);
 			uo_trace_decision(fd, "ignored", "no file position (pipe, socket...)");
-			goto out;
+			return;
 		}
 		ev.end = (uint64_t)pos;
 		ev.len = 0;
@@ -138,19 +141,47 @@ void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
 		if (why) {
 			uo_ignore(&s->st);
 			uo_trace_decision(fd, "ignored", why);
-			goto out;
+			return;
 		}
 		uo_trace_stream(fd, &s->st);
 	} else if (uo_range_empty(adv.drop) && uo_range_empty(adv.flush)) {
-		goto out;
+		return;
 	} else if (!uo_same_file(fd, s)) {
 		uo_slot_clear(s);
 		uo_trace_decision(fd, "forgotten", "descriptor now names another file");
-		goto out;
+		return;
 	}
 	uo_apply(fd, &adv);
-out:
+}
+
+/*
+ * A window of bytes has moved (or the bytes came at a known offset): run
+ * the policy.  'len' is what the caller did not already add to the slot's
+ * count.
+ */
+void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
+{
+	int saved = errno;
+	struct uo_slot *s;
+
+	if (uo_config.disabled)
+		return;
+	s = uo_slot_get(fd, true);
+	if (!s)
+		return;
+	if (at == UO_UNKNOWN) {
+		if (len && atomic_fetch_add_explicit(&s->counted, len, memory_order_relaxed) + len <
+			   uo_config.tuning.window)
+			return;
+		if (!uo_slot_lock(s))
+			return;
+		len = atomic_exchange_explicit(&s->counted, 0, memory_order_relaxed);
+	} else if (!uo_slot_lock(s)) {
+		return;
+	}
+	uo_guard_locked(fd, s, dir, at, len);
 	uo_slot_unlock(s);
+	errno = saved;
 }
 
 void uo_note_closing(int fd)

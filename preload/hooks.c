@@ -96,11 +96,8 @@ void uo_resolve_all(void)
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
-		if ((bytes) > 0) {						\
-			int uo_saved = errno;					\
+		if ((bytes) > 0)						\
 			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
-			errno = uo_saved;					\
-		}								\
 		return uo_ret;							\
 	}
 

@@ -25,7 +25,10 @@
 /* The largest count one read/write/copy system call moves on Linux. */
 #define UO_MAX_RW_COUNT	0x7ffff000ULL
 
+#define UO_FDTAB_CHUNK	256u
+
 struct uo_slot {
+	_Atomic uint64_t counted;	/* bytes moved at the cursor, not yet given to the policy */
 	_Atomic uint32_t owner;	/* 0 free, else the fork generation of the holder */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	uint64_t dev;		/* identity of the file, recorded when it became a stream */
@@ -34,9 +37,9 @@ struct uo_slot {
 };
 
 /* fdtab.c */
+extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];
+extern _Atomic uint32_t uo_fork_generation;
 struct uo_slot *uo_slot_get(int fd, bool create);
-bool uo_slot_lock(struct uo_slot *s);
-void uo_slot_unlock(struct uo_slot *s);
 void uo_slot_clear(struct uo_slot *s);
 void uo_slot_forget(struct uo_slot *s);
 void uo_fdtab_forget_range(unsigned first, unsigned last);
@@ -69,7 +72,7 @@ static inline bool uo_tracing(void)
 }
 
 /* guard.c: from a hook's observation to advice applied. */
-void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len);
+void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
 void uo_note_closing(int fd);
 void uo_note_forget(int fd);
 size_t uo_copy_window(int in, int out, size_t len);
@@ -81,5 +84,73 @@ void uo_apply(int fd, const struct uo_advice *adv);
 /* hooks.c */
 void uo_resolve_all(void);
 
+
+/* The slot of a descriptor that has moved data before, without creating one. */
+static inline struct uo_slot *uo_slot_peek(int fd)
+{
+	struct uo_slot *chunk;
+
+	if ((unsigned)fd >= UO_FDTAB_MAX)
+		return NULL;
+	chunk = atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
+				     memory_order_acquire);
+	return chunk ? &chunk[(unsigned)fd % UO_FDTAB_CHUNK] : NULL;
+}
+
+/*
+ * A try-lock that never waits: a hook that finds its slot busy (another
+ * thread, or a signal handler that interrupted us) skips its bookkeeping.
+ * The lock word holds the fork generation, so a slot that another thread
+ * held when the process forked is recognised as abandoned in the child.
+ */
+static inline bool uo_slot_lock(struct uo_slot *s)
+{
+	uint32_t me = atomic_load_explicit(&uo_fork_generation, memory_order_relaxed);
+	uint32_t holder = atomic_load_explicit(&s->owner, memory_order_relaxed);
+
+	if (holder == me)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&s->owner, &holder, me,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	if (UO_UNLIKELY(holder != 0 || atomic_load_explicit(&s->stale, memory_order_relaxed))) {
+		/* Abandoned across fork, or closed while held: start afresh. */
+		atomic_store_explicit(&s->stale, 0, memory_order_relaxed);
+		uo_slot_clear(s);
+	}
+	return true;
+}
+
+static inline void uo_slot_unlock(struct uo_slot *s)
+{
+	atomic_store_explicit(&s->owner, 0, memory_order_release);
+}
+
+/*
+ * Called by every hook that moved bytes, so it must cost next to nothing:
+ * a read of cached data is a few hundred nanoseconds.  Bytes moved at the
+ * cursor are only counted here; the policy hears of them once a window of
+ * them has passed.  Touches no errno and makes no system call.
+ */
+static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+{
+	struct uo_slot *s = uo_slot_peek(fd);
+
+	if (at == UO_UNKNOWN) {
+		if (s && atomic_fetch_add_explicit(&s->counted, len, memory_order_relaxed) + len <
+			 uo_config.tuning.window)
+			return;
+	} else if (s && uo_slot_lock(s)) {
+		struct uo_event ev = { .end = at + len, .len = len, .dir = (uint8_t)dir };
+		bool quiet = uo_observe_quiet(&s->st, &uo_config.tuning, &ev);
+
+		uo_slot_unlock(s);
+		if (quiet)
+			return;
+	}
+	/* Bytes already counted in the slot are not passed again. */
+	uo_note_slow(fd, dir, at, at == UO_UNKNOWN && s ? 0 : len);
+}
 
 #endif /* UO_INTERNAL_H */

@@ -417,6 +417,51 @@ START_TEST(test_defaults_are_sane)
 }
 END_TEST
 
+/*
+ * uo_observe_quiet is a shortcut the hooks take on every call: whatever it
+ * accepts must leave exactly the state uo_observe would, with no advice lost.
+ */
+START_TEST(test_quiet_path_matches_full_path)
+{
+	struct uo_stream twin;
+	uint64_t off = 0;
+	int i, quiet = 0;
+
+	memset(&twin, 0, sizeof(twin));
+	srandom(_i + 1);
+	for (i = 0; i < 300000; i++) {
+		struct uo_event ev;
+		struct uo_advice full, fast;
+		long r = random();
+		uint64_t len = (uint64_t)(1 + r % 4) * 256 * 1024;
+
+		/* Mostly sequential, with jumps, rewinds, direction changes and cursor events. */
+		switch ((r >> 8) % 16) {
+		case 0: off = ((uint64_t)random() % 4096) * 4096; break;
+		case 1: off = 0; break;
+		default: break;
+		}
+		ev.dir = ((r >> 12) % 64) == 0 ? UO_WRITE : (_i % 2 ? UO_WRITE : UO_READ);
+		ev.len = len;
+		ev.end = ((r >> 20) % 32) == 0 ? UO_UNKNOWN : off + len;
+		ev.flags = 0;
+		off += len;
+
+		full = uo_observe(&twin, &tun, &ev);
+		if (uo_observe_quiet(&st, &tun, &ev)) {
+			quiet++;
+			ck_assert(nothing(full));
+		} else {
+			fast = uo_observe(&st, &tun, &ev);
+			ck_assert_mem_eq(&fast, &full, sizeof(full));
+		}
+		ck_assert_mem_eq(&st, &twin, sizeof(st));
+	}
+	/* The shortcut must actually be taken most of the time. */
+	ck_assert_int_gt(quiet, 200000);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
 	Suite *s = suite_create("policy");
@@ -459,6 +504,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(edges, test_ignored_stays_ignored_until_reset);
 	tcase_add_test(edges, test_bad_direction_is_ignored);
 	tcase_add_test(edges, test_defaults_are_sane);
+	tcase_add_loop_test(edges, test_quiet_path_matches_full_path, 0, 4);
 	suite_add_tcase(s, edges);
 	return s;
 }
