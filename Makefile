@@ -20,7 +20,7 @@ Q = @
 endif
 
 LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
-           preload/policy.c preload/config.c preload/trace.c
+           preload/policy.c preload/config.c preload/trace.c preload/sys.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
 HDRS     = include/useonce.h preload/uo_internal.h preload/hooks.def
 
@@ -35,10 +35,12 @@ $(B)/libuseonce.map: preload/libuseonce.map.in preload/hooks.def
 	@mkdir -p $(B)
 	$(Q)$(CC) -E -P -x c -Ipreload $< | grep -v '^ *$$' > $@
 
-$(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map
+# -nostartfiles: the C runtime's start files only serve C++ destructors and
+# transactional memory here, and cost every process a few symbol lookups.
+$(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
-		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -ldl
+	$(Q)$(CC) -shared -nostartfiles $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
+		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 $(B)/useonce: preload/useonce.c include/useonce.h
 	@mkdir -p $(B)

@@ -91,7 +91,7 @@ static uint64_t uo_wait_writeback(int fd, struct uo_range r)
 		if (waited >= UO_WAIT_BUDGET_NS)
 			return waited;
 		if (cs.nr_writeback == 0)
-			sync_file_range(fd, (off_t)r.start, uo_len(r), SYNC_FILE_RANGE_WRITE);
+			uo_sync_file_range(fd, r.start, (uint64_t)uo_len(r), SYNC_FILE_RANGE_WRITE);
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)nap;
 		nanosleep(&ts, NULL);
@@ -107,8 +107,8 @@ void uo_apply(int fd, const struct uo_advice *adv)
 	int err;
 
 	if (!uo_range_empty(adv->flush)) {
-		err = sync_file_range(fd, (off_t)adv->flush.start, uo_len(adv->flush),
-				      SYNC_FILE_RANGE_WRITE) ? errno : 0;
+		err = uo_sync_file_range(fd, adv->flush.start, (uint64_t)uo_len(adv->flush),
+					 SYNC_FILE_RANGE_WRITE) ? errno : 0;
 		uo_trace_advice(fd, "flush", adv->flush, err, 0);
 	}
 	if (!uo_range_empty(adv->drop)) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "uo_internal.h"
 
@@ -58,13 +59,10 @@ static bool uo_parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-static void uo_load_size(const char *name, uint64_t low, uint64_t *value)
+static void uo_load_size(const char *name, const char *s, uint64_t low, uint64_t *value)
 {
-	const char *s = getenv(name);
 	uint64_t v;
 
-	if (!s)
-		return;
 	if (!uo_parse_size(s, &v))
 		uo_warn(name, s, "not a size (try 32M); using the default");
 	else if (v < low || v > (1ULL << 50))
@@ -73,11 +71,9 @@ static void uo_load_size(const char *name, uint64_t low, uint64_t *value)
 		*value = v;
 }
 
-static void uo_load_disable(void)
+static void uo_load_disable(const char *s)
 {
-	const char *s = getenv(USEONCE_ENV_DISABLE);
-
-	if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
+	if (!*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
 		return;
 	if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "true"))
 		uo_config.disabled = true;
@@ -85,12 +81,8 @@ static void uo_load_disable(void)
 		uo_warn(USEONCE_ENV_DISABLE, s, "expected 1 or 0; guarding stays on");
 }
 
-static void uo_load_guard(void)
+static void uo_load_guard(const char *s)
 {
-	const char *s = getenv(USEONCE_ENV_GUARD);
-
-	if (!s)
-		return;
 	if (!strcmp(s, "read"))
 		uo_config.tuning.guard = UO_GUARD_READ;
 	else if (!strcmp(s, "write"))
@@ -101,12 +93,11 @@ static void uo_load_guard(void)
 		uo_warn(USEONCE_ENV_GUARD, s, "expected read, write or both; guarding both");
 }
 
-static void uo_load_trace(void)
+static void uo_load_trace(const char *s)
 {
-	const char *s = getenv(USEONCE_ENV_TRACE);
 	uint64_t fd;
 
-	if (!s || !*s)
+	if (!*s)
 		return;
 	if (!strcmp(s, "stderr"))
 		uo_config.trace_fd = 2;
@@ -119,17 +110,55 @@ static void uo_load_trace(void)
 			"expected stderr, a descriptor number or an absolute path; not tracing");
 }
 
+/*
+ * "USEONCE_WINDOW=8M" -> "8M" if 'entry' sets 'name', else NULL.  By hand:
+ * this runs for every variable of every process started, and each libc
+ * function the constructor calls costs a symbol lookup at first call.
+ */
+static const char *uo_after(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix) {
+		s++;
+		prefix++;
+	}
+	return *prefix ? NULL : s;
+}
+
+static const char *uo_value(const char *entry, const char *name)
+{
+	const char *rest = uo_after(entry, name);
+
+	return rest && *rest == '=' ? rest + 1 : NULL;
+}
+
 void uo_config_load(void)
 {
 	struct uo_tuning *t = &uo_config.tuning;
+	char **env;
+	const char *v;
 
-	if (getauxval(AT_SECURE))
+	if (!environ)
 		return;
-	uo_load_disable();
-	uo_load_size(USEONCE_ENV_WINDOW, t->align, &t->window);
-	uo_load_size(USEONCE_ENV_THRESHOLD, t->align, &t->threshold);
-	uo_load_guard();
-	uo_load_trace();
+	/*
+	 * One pass over the environment: this runs in every process started.
+	 * Secure mode is asked about only when there is something to ignore.
+	 */
+	for (env = environ; *env; env++) {
+		if ((*env)[0] != 'U' || !uo_after(*env, "USEONCE_"))
+			continue;
+		if (getauxval(AT_SECURE))
+			return;
+		if ((v = uo_value(*env, USEONCE_ENV_DISABLE)))
+			uo_load_disable(v);
+		else if ((v = uo_value(*env, USEONCE_ENV_WINDOW)))
+			uo_load_size(USEONCE_ENV_WINDOW, v, t->align, &t->window);
+		else if ((v = uo_value(*env, USEONCE_ENV_THRESHOLD)))
+			uo_load_size(USEONCE_ENV_THRESHOLD, v, t->align, &t->threshold);
+		else if ((v = uo_value(*env, USEONCE_ENV_GUARD)))
+			uo_load_guard(v);
+		else if ((v = uo_value(*env, USEONCE_ENV_TRACE)))
+			uo_load_trace(v);
+	}
 	/* Advice is given in whole folios, and a stream is at least one window. */
 	if (t->window % t->align)
 		t->window += t->align - t->window % t->align;

@@ -7,6 +7,7 @@
  * and the table is safe to touch from signal handlers and vfork children.
  *
  * A slot is taken with the try-lock of uo_internal.h, which never waits.
+ * The chunks are wiped in a forked child (MADV_WIPEONFORK).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -19,8 +20,6 @@
 #define UO_FDTAB_CHUNKS	(UO_FDTAB_MAX / UO_FDTAB_CHUNK)
 
 _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_CHUNKS];
-_Atomic uint32_t uo_fork_generation = 1;
-
 static struct uo_slot *uo_chunk(unsigned index, bool create)
 {
 	struct uo_slot *chunk, *expected = NULL;
@@ -33,6 +32,13 @@ static struct uo_slot *uo_chunk(unsigned index, bool create)
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (chunk == MAP_FAILED)
 		return NULL;
+	/*
+	 * A forked child starts with an empty table: what the parent knew of
+	 * shared descriptors is relearned in a window, and a slot another
+	 * thread held at fork time is not left locked forever.  Kernels before
+	 * 4.14 refuse; there such a slot only stays unguarded in the child.
+	 */
+	madvise(chunk, size, MADV_WIPEONFORK);
 	if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_chunks[index], &expected, chunk,
 						     memory_order_acq_rel,
 						     memory_order_acquire)) {
@@ -92,9 +98,3 @@ void uo_fdtab_forget_range(unsigned first, unsigned last)
 	}
 }
 
-void uo_fdtab_after_fork(void)
-{
-	uint32_t next = atomic_load_explicit(&uo_fork_generation, memory_order_relaxed) + 1;
-
-	atomic_store_explicit(&uo_fork_generation, next ? next : 1, memory_order_relaxed);
-}

@@ -56,30 +56,30 @@ static bool uo_memory_fs(unsigned long type)
 /* NULL if the descriptor is worth guarding, else why not. */
 static const char *uo_classify(int fd, struct uo_slot *s)
 {
-	struct stat st;
+	struct uo_file st;
 	struct statfs sfs;
 	int fl;
 
-	if (fstat(fd, &st) != 0)
-		return "fstat failed";
-	if (!S_ISREG(st.st_mode))
+	if (uo_fstat(fd, &st) != 0)
+		return "statx failed";
+	if (!S_ISREG(st.mode))
 		return "not a regular file";
 	if (fstatfs(fd, &sfs) == 0 && uo_memory_fs((unsigned long)sfs.f_type))
 		return "memory filesystem: its pages are the only copy";
 	fl = fcntl(fd, F_GETFL);
 	if (fl >= 0 && (fl & O_DIRECT))
 		return "O_DIRECT bypasses the page cache";
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
+	s->dev = st.dev;
+	s->ino = st.ino;
 	return NULL;
 }
 
 /* A descriptor closed behind our back (raw syscall) and reused names another file. */
 static bool uo_same_file(int fd, const struct uo_slot *s)
 {
-	struct stat st;
+	struct uo_file st;
 
-	return fstat(fd, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+	return uo_fstat(fd, &st) == 0 && st.dev == s->dev && st.ino == s->ino;
 }
 
 static void uo_trace_decision(int fd, const char *what, const char *detail)
@@ -213,14 +213,14 @@ void uo_note_forget(int fd)
 
 size_t uo_copy_window(int in, int out, size_t len)
 {
-	struct stat a, b;
+	struct uo_file a, b;
 
 	if (uo_config.disabled || len <= uo_config.tuning.window)
 		return len;
-	if (fstat(in, &a) != 0 || !S_ISREG(a.st_mode))
+	if (uo_fstat(in, &a) != 0 || !S_ISREG(a.mode))
 		return len;
 	/* Overlap checks are made on the whole request; cutting it could change them. */
-	if (fstat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+	if (uo_fstat(out, &b) == 0 && a.dev == b.dev && a.ino == b.ino)
 		return len;
 	return uo_config.tuning.window;
 }

@@ -4,15 +4,15 @@
  *
  * A wrapper calls libc's function first and returns its result untouched;
  * only when bytes moved does it tell the guard, with errno saved around.
- * libc's functions are resolved by the constructor, and lazily by any hook
- * that runs before it (other libraries' constructors read files too).
+ * libc's functions are resolved lazily, the first time each hook runs, so
+ * hooks work before our constructor (other libraries' constructors read
+ * files too) and a process that never calls one pays nothing for it.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
@@ -63,23 +63,6 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 #undef UO_REPLACE
 #undef UO_FORGET_RANGE
 #undef UO_FORGET_FROM
-
-void uo_resolve_all(void)
-{
-#define UO_IO(ret, name, ...)			(void)uo_get_##name();
-#define UO_COPY(ret, name, ...)			(void)uo_get_##name();
-#define UO_CLOSE(ret, name, ...)		(void)uo_get_##name();
-#define UO_REPLACE(ret, name, ...)		(void)uo_get_##name();
-#define UO_FORGET_RANGE(ret, name, ...)		(void)uo_get_##name();
-#define UO_FORGET_FROM(name, ...)		(void)uo_get_##name();
-#include "hooks.def"
-#undef UO_IO
-#undef UO_COPY
-#undef UO_CLOSE
-#undef UO_REPLACE
-#undef UO_FORGET_RANGE
-#undef UO_FORGET_FROM
-}
 
 /* The start of every wrapper: libc's function, or ENOSYS if it has none. */
 #define UO_FN(name, fail)							\
@@ -193,12 +176,12 @@ void uo_resolve_all(void)
 
 #include "hooks.def"
 
+/*
+ * Every process of a desktop session may load us, most of them never moving
+ * a big file: start-up does the least it can.  libc's functions are found
+ * the first time each is called, as the loader's own lazy binding would.
+ */
 __attribute__((constructor(101))) static void uo_init(void)
 {
-	int saved = errno;
-
-	uo_resolve_all();
 	uo_config_load();
-	pthread_atfork(NULL, NULL, uo_fdtab_after_fork);
-	errno = saved;
 }

@@ -29,7 +29,7 @@
 
 struct uo_slot {
 	_Atomic uint64_t counted;	/* bytes moved at the cursor, not yet given to the policy */
-	_Atomic uint32_t owner;	/* 0 free, else the fork generation of the holder */
+	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	uint64_t dev;		/* identity of the file, recorded when it became a stream */
 	uint64_t ino;
@@ -38,12 +38,10 @@ struct uo_slot {
 
 /* fdtab.c */
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];
-extern _Atomic uint32_t uo_fork_generation;
 struct uo_slot *uo_slot_get(int fd, bool create);
 void uo_slot_clear(struct uo_slot *s);
 void uo_slot_forget(struct uo_slot *s);
 void uo_fdtab_forget_range(unsigned first, unsigned last);
-void uo_fdtab_after_fork(void);
 
 /* config.c: filled in once, by the constructor, before threads exist. */
 struct uo_config {
@@ -78,11 +76,17 @@ void uo_note_forget(int fd);
 size_t uo_copy_window(int in, int out, size_t len);
 int uo_stdio_fd(FILE *fp);
 
+/* sys.c: system calls made without libc's versioned wrappers. */
+struct uo_file {
+	uint64_t dev;
+	uint64_t ino;
+	uint32_t mode;
+};
+int uo_fstat(int fd, struct uo_file *f);
+int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
+
 /* advise.c: the only place that gives the kernel advice. */
 void uo_apply(int fd, const struct uo_advice *adv);
-
-/* hooks.c */
-void uo_resolve_all(void);
 
 
 /* The slot of a descriptor that has moved data before, without creating one. */
@@ -100,22 +104,18 @@ static inline struct uo_slot *uo_slot_peek(int fd)
 /*
  * A try-lock that never waits: a hook that finds its slot busy (another
  * thread, or a signal handler that interrupted us) skips its bookkeeping.
- * The lock word holds the fork generation, so a slot that another thread
- * held when the process forked is recognised as abandoned in the child.
  */
 static inline bool uo_slot_lock(struct uo_slot *s)
 {
-	uint32_t me = atomic_load_explicit(&uo_fork_generation, memory_order_relaxed);
-	uint32_t holder = atomic_load_explicit(&s->owner, memory_order_relaxed);
+	uint32_t free_ = 0;
 
-	if (holder == me)
-		return false;
-	if (!atomic_compare_exchange_strong_explicit(&s->owner, &holder, me,
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong_explicit(&s->owner, &free_, 1,
 						     memory_order_acquire,
 						     memory_order_relaxed))
 		return false;
-	if (UO_UNLIKELY(holder != 0 || atomic_load_explicit(&s->stale, memory_order_relaxed))) {
-		/* Abandoned across fork, or closed while held: start afresh. */
+	if (UO_UNLIKELY(atomic_load_explicit(&s->stale, memory_order_relaxed))) {
+		/* Closed while another hook held it: start afresh. */
 		atomic_store_explicit(&s->stale, 0, memory_order_relaxed);
 		uo_slot_clear(s);
 	}
