@@ -24,7 +24,7 @@ LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
 HDRS     = include/useonce.h preload/uo_internal.h preload/hooks.def
 
-all: $(B)/libuseonce.so $(B)/useonce
+all: $(B)/libuseonce.so $(B)/useonce $(B)/policy-replay
 
 $(B)/obj/%.o: preload/%.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -46,6 +46,11 @@ $(B)/useonce: preload/useonce.c include/useonce.h
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' $(LDFLAGS) -o $@ $<
+
+$(B)/policy-replay: examples/policy-replay.c preload/policy.c include/useonce.h
+	@mkdir -p $(B)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ examples/policy-replay.c preload/policy.c
 
 include tests/tests.mk
 -include bench/bench.mk
