@@ -56,12 +56,14 @@ include tests/tests.mk
 -include bench/bench.mk
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(B)/useonce $(DESTDIR)$(BINDIR)/useonce
 	install -m 0644 $(B)/libuseonce.so $(DESTDIR)$(LIBDIR)/libuseonce.so
+	install -m 0644 man/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/useonce $(DESTDIR)$(LIBDIR)/libuseonce.so
+	rm -f $(DESTDIR)$(BINDIR)/useonce $(DESTDIR)$(LIBDIR)/libuseonce.so \
+		$(DESTDIR)$(MANDIR)/man1/useonce.1
 
 clean:
 	rm -rf $(B)
