@@ -1,0 +1,513 @@
+/*
+ * The hooks, one by one, inside a process that has the library preloaded:
+ * results, errno and file offsets are exactly libc's, copies cut into
+ * windows add up to what the kernel would have done, streams are dropped,
+ * and what is not a stream is left alone.
+ *
+ * The program re-executes itself with LD_PRELOAD set, so every call below
+ * goes through the library; the first test proves it does.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <unistd.h>
+
+#define MiB (1L << 20)
+#define CHILD_MARK "UO_CHECK_HOOKS_CHILD"
+
+static char dir[PATH_MAX - 64];
+static char big[PATH_MAX];		/* 96 MiB, made once */
+static bool droppable;			/* the directory's filesystem has a page cache to drop */
+
+static void path_in(char *out, const char *name)
+{
+	snprintf(out, PATH_MAX, "%s/%s", dir, name);
+}
+
+/* Also used outside tests, where Check's assertions cannot report. */
+static void fill(const char *path, long size)
+{
+	static char block[MiB];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	long i, done;
+
+	for (i = 0; i < MiB; i++)
+		block[i] = (char)(i * 7 + i / 4096);
+	for (done = 0; fd >= 0 && done < size; done += MiB) {
+		block[0] = (char)(done / MiB);
+		if (write(fd, block, MiB) != MiB)
+			break;
+	}
+	if (fd < 0 || done < size || fsync(fd) != 0 || close(fd) != 0) {
+		perror(path);
+		exit(EXIT_FAILURE);
+	}
+}
+
+/* Page cache residency of a file we own, in MiB (mincore is truthful for our files). */
+static long resident_mib(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	unsigned char *vec;
+	long pages, i, n = 0, page = sysconf(_SC_PAGESIZE);
+	void *map;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert(map != MAP_FAILED);
+	pages = (st.st_size + page - 1) / page;
+	vec = malloc((size_t)pages);
+	ck_assert_int_eq(mincore(map, (size_t)st.st_size, vec), 0);
+	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	munmap(map, (size_t)st.st_size);
+	close(fd);
+	return n * page / MiB;
+}
+
+static void make_cold(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+}
+
+static void make_hot(const char *path)
+{
+	static char buf[MiB];
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	/* Through the raw system call: this warm-up must not be guarded. */
+	while (syscall(SYS_read, fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+static pid_t owner;
+
+/* At exit of the main process only: Check's forked test children exit too. */
+static void suite_teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (getpid() != owner)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "check_hooks: could not remove %s\n", dir);
+}
+
+static void suite_setup(void)
+{
+	const char *build = getenv("UO_BUILD");
+	struct statfs sfs;
+
+	snprintf(dir, sizeof(dir), "%s/tmp-hooks-XXXXXX", build ? build : "build");
+	if (!mkdtemp(dir)) {
+		perror(dir);
+		exit(EXIT_FAILURE);
+	}
+	owner = getpid();
+	atexit(suite_teardown);
+	droppable = statfs(dir, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC;
+	path_in(big, "big");
+	fill(big, 96 * MiB);
+}
+
+START_TEST(test_library_is_preloaded)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	ck_assert_ptr_nonnull(maps);
+	while (fgets(line, sizeof(line), maps))
+		found |= strstr(line, "libuseonce.so") != NULL;
+	fclose(maps);
+	ck_assert_msg(found, "libuseonce.so is not mapped: the tests would test libc alone");
+}
+END_TEST
+
+START_TEST(test_errno_kept_on_success)
+{
+	char buf[4096], path[PATH_MAX];
+	struct iovec iov = { buf, sizeof(buf) };
+	int fd, fd2, p[2];
+	FILE *fp;
+	off64_t off = 0;
+
+	path_in(path, "errno");
+	fd = open(big, O_RDONLY);
+	fd2 = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fd2, 0);
+#define KEEPS(call) do { errno = 4242; ck_assert_int_ge((long)(call), 0); \
+			 ck_assert_msg(errno == 4242, #call " changed errno to %d", errno); } while (0)
+	KEEPS(read(fd, buf, sizeof(buf)));
+	KEEPS(pread(fd, buf, sizeof(buf), 8192));
+	KEEPS(readv(fd, &iov, 1));
+	KEEPS(preadv(fd, &iov, 1, 0));
+	KEEPS(preadv2(fd, &iov, 1, -1, 0));
+	KEEPS(write(fd2, buf, sizeof(buf)));
+	KEEPS(pwrite(fd2, buf, sizeof(buf), 0));
+	KEEPS(writev(fd2, &iov, 1));
+	KEEPS(pwritev2(fd2, &iov, 1, 0, 0));
+	KEEPS(copy_file_range(fd, &off, fd2, NULL, 3 * 8 * MiB, 0));
+	KEEPS(sendfile(fd2, fd, NULL, 4096));
+	KEEPS(dup2(fd, fd2));
+	ck_assert_int_eq(pipe(p), 0);
+	KEEPS(splice(fd, NULL, p[1], NULL, 4096, 0));
+	KEEPS(close(p[0]));
+	KEEPS(close(p[1]));
+	fp = fopen(big, "r");
+	ck_assert_ptr_nonnull(fp);
+	KEEPS(fread(buf, 1, sizeof(buf), fp));
+	KEEPS(fclose(fp));
+	/* A stdio stream without a descriptor: fileno() fails inside the hook. */
+	fp = fmemopen(buf, sizeof(buf), "r");
+	ck_assert_ptr_nonnull(fp);
+	KEEPS(fread(path, 1, 16, fp));
+	KEEPS(fclose(fp));
+	KEEPS(close(fd));
+	KEEPS(close(fd2));
+#undef KEEPS
+}
+END_TEST
+
+START_TEST(test_errors_are_libc_errors)
+{
+	char buf[16];
+	int p[2];
+	off64_t off = 0;
+
+	ck_assert_int_eq(pipe(p), 0);
+#define FAILS(call, err) do { errno = 0; ck_assert_int_eq((long)(call), -1); \
+			      ck_assert_msg(errno == (err), #call ": errno %d", errno); } while (0)
+	FAILS(read(-1, buf, sizeof(buf)), EBADF);
+	FAILS(write(-1, buf, sizeof(buf)), EBADF);
+	FAILS(pread(p[0], buf, sizeof(buf), 0), ESPIPE);
+	FAILS(pwrite(p[1], buf, sizeof(buf), 0), ESPIPE);
+	FAILS(copy_file_range(-1, NULL, p[1], NULL, 64 * MiB, 0), EBADF);
+	FAILS(copy_file_range(p[0], &off, p[1], NULL, 64 * MiB, 7), EINVAL);
+	FAILS(sendfile(p[1], -1, NULL, 64 * MiB), EBADF);
+	FAILS(close(-1), EBADF);
+	FAILS(dup2(-1, 100), EBADF);
+#undef FAILS
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+/* A copy cut into windows must add up to one kernel call: count, offsets, data. */
+START_TEST(test_copy_file_range_whole_file)
+{
+	char copy[PATH_MAX];
+	int in = open(big, O_RDONLY), out;
+	ssize_t n, total = 0;
+
+	path_in(copy, "cfr-copy");
+	out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	/* Asked for far more than the file, as cp does: the first call returns it all. */
+	n = copy_file_range(in, NULL, out, NULL, SSIZE_MAX, 0);
+	ck_assert_int_eq(n, 96 * MiB);
+	ck_assert_int_eq(lseek(in, 0, SEEK_CUR), 96 * MiB);
+	ck_assert_int_eq(lseek(out, 0, SEEK_CUR), 96 * MiB);
+	while ((n = copy_file_range(in, NULL, out, NULL, SSIZE_MAX, 0)) > 0)
+		total += n;
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(total, 0);
+	close(in);
+	close(out);
+	ck_assert_int_eq(system("cmp -s \"$UO_HOOKS_BIG\" \"$UO_HOOKS_COPY\"") , 0);
+}
+END_TEST
+
+START_TEST(test_copy_file_range_with_offsets)
+{
+	char copy[PATH_MAX];
+	int in = open(big, O_RDONLY), out;
+	off64_t in_off = 3 * MiB + 5, out_off = 7;
+
+	path_in(copy, "cfr-offsets");
+	out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(out, 0);
+	ck_assert_int_eq(copy_file_range(in, &in_off, out, &out_off, 50 * MiB + 3, 0), 50 * MiB + 3);
+	ck_assert_int_eq(in_off, 53 * MiB + 8);
+	ck_assert_int_eq(out_off, 50 * MiB + 10);
+	/* Offsets given: the file positions do not move. */
+	ck_assert_int_eq(lseek(in, 0, SEEK_CUR), 0);
+	ck_assert_int_eq(lseek(out, 0, SEEK_CUR), 0);
+	close(in);
+	close(out);
+}
+END_TEST
+
+START_TEST(test_copy_file_range_same_file_not_cut)
+{
+	char path[PATH_MAX];
+	int fd;
+	off64_t a = 0, b = 16 * MiB;
+	long r1, e1;
+
+	path_in(path, "cfr-same");
+	fill(path, 48 * MiB);
+	fd = open(path, O_RDWR);
+	/* Overlapping ranges of one file are refused whole; a cut request would be accepted. */
+	errno = 0;
+	r1 = copy_file_range(fd, &a, fd, &b, 32 * MiB, 0);
+	e1 = errno;
+	ck_assert_int_eq(r1, -1);
+	ck_assert_int_eq(e1, EINVAL);
+	ck_assert_int_eq(a, 0);
+	ck_assert_int_eq(b, 16 * MiB);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_sendfile_with_offset)
+{
+	char copy[PATH_MAX];
+	int in = open(big, O_RDONLY), out;
+	off_t off = 1000;
+
+	path_in(copy, "sendfile");
+	out = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(sendfile(out, in, &off, 64 * MiB), 64 * MiB);
+	ck_assert_int_eq(off, 64 * MiB + 1000);
+	ck_assert_int_eq(lseek(in, 0, SEEK_CUR), 0);
+	ck_assert_int_eq(lseek(out, 0, SEEK_CUR), 64 * MiB);
+	close(in);
+	close(out);
+}
+END_TEST
+
+static void read_all(int fd, size_t chunk, bool positional)
+{
+	static char buf[4 * MiB];
+	off_t off = 0;
+	ssize_t n;
+
+	ck_assert_uint_le(chunk, sizeof(buf));
+	while ((n = positional ? pread(fd, buf, chunk, off) : read(fd, buf, chunk)) > 0)
+		off += n;
+	ck_assert_int_eq(n, 0);
+}
+
+START_TEST(test_read_stream_is_dropped)
+{
+	int fd;
+
+	if (!droppable)
+		return;
+	make_cold(big);
+	fd = open(big, O_RDONLY);
+	read_all(fd, MiB, _i);
+	/* Before close: behind the cursor is gone, at most the last windows remain. */
+	ck_assert_int_le(resident_mib(big), 24);
+	close(fd);
+	ck_assert_int_le(resident_mib(big), 2);
+}
+END_TEST
+
+START_TEST(test_small_file_left_alone)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	path_in(path, "small");
+	fill(path, 24 * MiB);
+	make_cold(path);
+	fd = open(path, O_RDONLY);
+	read_all(fd, 128 * 1024, _i);
+	close(fd);
+	ck_assert_int_eq(resident_mib(path), 24);
+}
+END_TEST
+
+START_TEST(test_random_reads_left_alone)
+{
+	char buf[64 * 1024];
+	int fd, i;
+	unsigned x = 12345;
+
+	make_hot(big);
+	fd = open(big, O_RDONLY);
+	for (i = 0; i < 20000; i++) {
+		x = x * 1103515245 + 12345;
+		ck_assert_int_eq(pread(fd, buf, sizeof(buf), (off_t)((x >> 8) % 1536) * 65536),
+				 sizeof(buf));
+	}
+	close(fd);
+	ck_assert_int_eq(resident_mib(big), 96);
+}
+END_TEST
+
+START_TEST(test_write_stream_is_flushed_and_dropped)
+{
+	char path[PATH_MAX];
+	static char block[MiB];
+	int fd, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "written");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	memset(block, 'w', sizeof(block));
+	for (i = 0; i < 128; i++)
+		ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+	/* Only the windows still in flight may remain. */
+	ck_assert_int_le(resident_mib(path), 40);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_le(resident_mib(path), 40);
+}
+END_TEST
+
+/*
+ * A descriptor closed behind the library's back and reused for another file
+ * must not carry the old stream over: the new file's first reads stay cached.
+ */
+START_TEST(test_raw_close_then_reuse)
+{
+	char path[PATH_MAX];
+	static char buf[MiB];
+	int fd, fd2, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "reused");
+	fill(path, 16 * MiB);
+	fd = open(big, O_RDONLY);
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(read(fd, buf, sizeof(buf)), sizeof(buf));
+	syscall(SYS_close, fd);
+	make_cold(path);
+	fd2 = open(path, O_RDONLY);
+	ck_assert_int_eq(fd2, fd);
+	/* The stale slot still says "stream at 64 MiB"; the new file must start afresh. */
+	for (i = 0; i < 16; i++)
+		ck_assert_int_eq(read(fd2, buf, sizeof(buf)), sizeof(buf));
+	ck_assert_int_eq(resident_mib(path), 16);
+	close(fd2);
+}
+END_TEST
+
+START_TEST(test_dup2_over_a_stream)
+{
+	char path[PATH_MAX];
+	static char buf[MiB];
+	int fd, other, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "dup-target");
+	fill(path, 16 * MiB);
+	make_cold(path);
+	fd = open(big, O_RDONLY);
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(read(fd, buf, sizeof(buf)), sizeof(buf));
+	other = open(path, O_RDONLY);
+	ck_assert_int_eq(dup2(other, fd), fd);
+	close(other);
+	for (i = 0; i < 16; i++)
+		ck_assert_int_eq(read(fd, buf, sizeof(buf)), sizeof(buf));
+	ck_assert_int_eq(resident_mib(path), 16);
+	close(fd);
+}
+END_TEST
+
+static Suite *hooks_suite(void)
+{
+	Suite *s = suite_create("hooks");
+	TCase *results = tcase_create("results");
+	TCase *copies = tcase_create("copies");
+	TCase *guard = tcase_create("guard");
+
+	tcase_add_test(results, test_library_is_preloaded);
+	tcase_add_test(results, test_errno_kept_on_success);
+	tcase_add_test(results, test_errors_are_libc_errors);
+	suite_add_tcase(s, results);
+
+	tcase_set_timeout(copies, 120);
+	tcase_add_test(copies, test_copy_file_range_whole_file);
+	tcase_add_test(copies, test_copy_file_range_with_offsets);
+	tcase_add_test(copies, test_copy_file_range_same_file_not_cut);
+	tcase_add_test(copies, test_sendfile_with_offset);
+	suite_add_tcase(s, copies);
+
+	tcase_set_timeout(guard, 120);
+	tcase_add_loop_test(guard, test_read_stream_is_dropped, 0, 2);
+	tcase_add_loop_test(guard, test_small_file_left_alone, 0, 2);
+	tcase_add_test(guard, test_random_reads_left_alone);
+	tcase_add_test(guard, test_write_stream_is_flushed_and_dropped);
+	tcase_add_test(guard, test_raw_close_then_reuse);
+	tcase_add_test(guard, test_dup2_over_a_stream);
+	suite_add_tcase(s, guard);
+	return s;
+}
+
+/* Run again with the library preloaded; the build directory holds it. */
+static void reexec_preloaded(char **argv)
+{
+	const char *build = getenv("UO_BUILD");
+	char rel[PATH_MAX], lib[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "%s/libuseonce.so", build ? build : "build");
+	if (!realpath(rel, lib)) {
+		fprintf(stderr, "check_hooks: %s: %s\n", rel, strerror(errno));
+		exit(EXIT_FAILURE);
+	}
+	setenv("LD_PRELOAD", lib, 1);
+	setenv(CHILD_MARK, "1", 1);
+	execv("/proc/self/exe", argv);
+	perror("check_hooks: execv");
+	exit(EXIT_FAILURE);
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	char copy[PATH_MAX];
+	int failed;
+
+	(void)argc;
+	if (!getenv(CHILD_MARK))
+		reexec_preloaded(argv);
+	suite_setup();
+	path_in(copy, "cfr-copy");
+	setenv("UO_HOOKS_BIG", big, 1);
+	setenv("UO_HOOKS_COPY", copy, 1);
+	if (!droppable)
+		printf("check_hooks: %s is on tmpfs: drop tests pass without checking\n", dir);
+	sr = srunner_create(hooks_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
