@@ -1,0 +1,1022 @@
+/*
+ * What the end-to-end tests and the demo share; see testlib.h.
+ *
+ * The measurements here must not disturb what they measure: residency is
+ * read with mincore on a mapping that is never touched, files are made
+ * cold one at a time (never by dropping the whole machine's caches), and
+ * the sampler runs outside the cgroup it watches.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define UOT_CGROUP_ROOT	"/sys/fs/cgroup/memory"
+#define UOT_CHUNK	(1u << 20)
+/* Files are written this far ahead of what has been made cold behind them. */
+#define UOT_WRITE_BATCH	(32ULL << 20)
+#define UOT_SAMPLE_NS	(20 * 1000000L)
+
+volatile sig_atomic_t uot_interrupted;
+
+static char uot_errbuf[512];
+static char uot_scratch_dir[PATH_MAX];
+static pid_t uot_scratch_owner;
+
+const char *uot_why(void)
+{
+	return uot_errbuf[0] ? uot_errbuf : "no reason recorded";
+}
+
+__attribute__((format(printf, 1, 2)))
+static int uot_fail(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(uot_errbuf, sizeof(uot_errbuf), fmt, ap);
+	va_end(ap);
+	errno = saved;
+	return -1;
+}
+
+/* snprintf that says whether it all fitted: paths must not be cut short silently. */
+__attribute__((format(printf, 3, 4)))
+static int uot_fmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
+static double uot_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void uot_nap(long ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A zombie counts as dead: a run killed by SIGKILL may wait a while to be reaped. */
+static bool uot_pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *paren;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) != 0 && errno != EPERM)
+		return false;
+	uot_fmt(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, so look after the last ')'. */
+	paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
+static bool uot_memory_fs(const char *path)
+{
+	struct statfs sfs;
+
+	if (statfs(path, &sfs) != 0)
+		return false;
+	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
+}
+
+/* "uotest-<digits>" followed by 'rest' ('\0': nothing more): the pid, else 0. */
+static pid_t uot_name_pid(const char *name, char rest)
+{
+	const char *p;
+	char *end;
+	long pid;
+
+	if (strncmp(name, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
+		return 0;
+	p = name + strlen(UOT_PREFIX);
+	if (*p < '0' || *p > '9')
+		return 0;
+	pid = strtol(p, &end, 10);
+	if (pid <= 0 || pid > INT_MAX || *end != rest)
+		return 0;
+	return (pid_t)pid;
+}
+
+const char *uot_build_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *b;
+
+	if (dir[0])
+		return dir;
+	b = getenv("UO_BUILD");
+	if (!b || !*b)
+		b = "build";
+	if (!realpath(b, dir)) {
+		/* Not there yet: absolute anyway, so children in other directories agree. */
+		char cwd[PATH_MAX];
+
+		if (b[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+			uot_fmt(dir, sizeof(dir), "%s", b);
+		else
+			uot_fmt(dir, sizeof(dir), "%s/%s", cwd, b);
+	}
+	return dir;
+}
+
+const char *uot_library(void)
+{
+	static char path[PATH_MAX + 32];
+
+	if (!path[0])
+		uot_fmt(path, sizeof(path), "%s/libuseonce.so", uot_build_dir());
+	return path;
+}
+
+const char *uot_useonce(void)
+{
+	static char path[PATH_MAX + 32];
+
+	if (!path[0])
+		uot_fmt(path, sizeof(path), "%s/useonce", uot_build_dir());
+	return path;
+}
+
+bool uot_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+/* ---- scratch directory ---- */
+
+static int uot_rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -rf, refusing anything that is not one of ours. */
+static void uot_rm_tree(const char *dir)
+{
+	const char *base = strrchr(dir, '/');
+
+	if (!base || strncmp(base + 1, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
+		return;
+	nftw(dir, uot_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int uot_scratch_create(void)
+{
+	const char *build = uot_build_dir();
+
+	if (uot_scratch_dir[0])
+		return 0;
+	if (mkdir(build, 0755) != 0 && errno != EEXIST)
+		return uot_fail("cannot create %s: %s", build, strerror(errno));
+	if (uot_memory_fs(build))
+		return uot_fail("%s is on tmpfs: dropping pages there frees nothing, "
+				"so these measurements would mean nothing", build);
+	if (uot_fmt(uot_scratch_dir, sizeof(uot_scratch_dir), "%s/" UOT_PREFIX "%d",
+		    build, (int)getpid()) != 0) {
+		uot_scratch_dir[0] = '\0';
+		return uot_fail("%s: path too long", build);
+	}
+	if (mkdir(uot_scratch_dir, 0755) != 0 && errno != EEXIST) {
+		uot_fail("cannot create %s: %s", uot_scratch_dir, strerror(errno));
+		uot_scratch_dir[0] = '\0';
+		return -1;
+	}
+	uot_scratch_owner = getpid();
+	return 0;
+}
+
+const char *uot_scratch(void)
+{
+	return uot_scratch_dir;
+}
+
+char *uot_scratch_path(char *out, size_t size, const char *name)
+{
+	uot_fmt(out, size, "%s/%s", uot_scratch_dir, name);
+	return out;
+}
+
+void uot_scratch_remove(void)
+{
+	/* Forked children share the name; only the creator removes it. */
+	if (!uot_scratch_dir[0] || uot_scratch_owner != getpid())
+		return;
+	uot_rm_tree(uot_scratch_dir);
+	uot_scratch_dir[0] = '\0';
+}
+
+/* ---- cgroups ---- */
+
+static int uot_write_str(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, len);
+	if (close(fd) != 0 && n == (ssize_t)len)
+		return -1;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static int uot_cg_file(char *out, size_t size, const char *cg, const char *file)
+{
+	return uot_fmt(out, size, "%s/%s", cg, file);
+}
+
+/* Sends SIGKILL to everything in the cgroup until it is empty; 0 once it is. */
+static int uot_cg_kill_all(const char *cg)
+{
+	char path[PATH_MAX], buf[4096];
+	int round;
+
+	if (uot_cg_file(path, sizeof(path), cg, "cgroup.procs") != 0)
+		return -1;
+	for (round = 0; round < 250; round++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n;
+		char *p, *end;
+		bool any = false;
+
+		if (fd < 0)
+			return errno == ENOENT ? 0 : -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < 0)
+			return -1;
+		buf[n] = '\0';
+		for (p = buf; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				any = true;
+			}
+		}
+		if (!any)
+			return 0;
+		uot_nap(UOT_SAMPLE_NS);
+	}
+	return -1;
+}
+
+static int uot_cg_rmdir(const char *cg)
+{
+	int tries;
+
+	uot_cg_kill_all(cg);
+	/* The last task may still be on its way out. */
+	for (tries = 0; tries < 100; tries++) {
+		if (rmdir(cg) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		uot_nap(UOT_SAMPLE_NS);
+	}
+	return -1;
+}
+
+int uot_cgroup_supported(void)
+{
+	struct statfs sfs;
+
+	if (!uot_is_root())
+		return uot_fail("not root: cannot make a memory cgroup");
+	if (statfs(UOT_CGROUP_ROOT, &sfs) != 0 ||
+	    sfs.f_type != CGROUP_SUPER_MAGIC ||
+	    access(UOT_CGROUP_ROOT "/memory.stat", R_OK) != 0 ||
+	    access(UOT_CGROUP_ROOT "/cgroup.procs", R_OK) != 0)
+		return uot_fail("no cgroup v1 memory controller at " UOT_CGROUP_ROOT);
+	if (access(UOT_CGROUP_ROOT, W_OK) != 0)
+		return uot_fail(UOT_CGROUP_ROOT " is not writable: %s", strerror(errno));
+	return 0;
+}
+
+int uot_cgroup_create(struct uot_cgroup *cg, uint64_t limit)
+{
+	static unsigned seq;
+	char path[PATH_MAX], num[32];
+
+	memset(cg, 0, sizeof(*cg));
+	if (uot_cgroup_supported() != 0)
+		return -1;
+	uot_fmt(cg->path, sizeof(cg->path), UOT_CGROUP_ROOT "/" UOT_PREFIX "%d-%u",
+		(int)getpid(), seq++);
+	if (mkdir(cg->path, 0755) != 0) {
+		uot_fail("cannot create %s: %s", cg->path, strerror(errno));
+		cg->path[0] = '\0';
+		return -1;
+	}
+	uot_fmt(num, sizeof(num), "%llu", (unsigned long long)limit);
+	if (uot_cg_file(path, sizeof(path), cg->path, "memory.limit_in_bytes") != 0 ||
+	    uot_write_str(path, num) != 0) {
+		uot_fail("cannot set %s to %s: %s", path, num, strerror(errno));
+		rmdir(cg->path);
+		cg->path[0] = '\0';
+		return -1;
+	}
+	cg->limit = limit;
+	cg->owner = getpid();
+	return 0;
+}
+
+int uot_cgroup_reset(struct uot_cgroup *cg)
+{
+	char path[PATH_MAX];
+	int tries;
+
+	if (!cg->path[0])
+		return uot_fail("no cgroup");
+	if (uot_cg_kill_all(cg->path) != 0)
+		return uot_fail("cannot empty %s of its tasks", cg->path);
+	/* force_empty uncharges by reclaiming: the cgroup starts from nothing. */
+	uot_cg_file(path, sizeof(path), cg->path, "memory.force_empty");
+	for (tries = 0; uot_write_str(path, "0") != 0; tries++) {
+		if (tries == 20)
+			return uot_fail("cannot write %s: %s", path, strerror(errno));
+		uot_nap(UOT_SAMPLE_NS);
+	}
+	uot_cg_file(path, sizeof(path), cg->path, "memory.max_usage_in_bytes");
+	uot_write_str(path, "0");
+	return 0;
+}
+
+static uint64_t uot_read_u64(const char *path)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10);
+}
+
+int uot_cgroup_stat(const struct uot_cgroup *cg, struct uot_memstat *ms)
+{
+	char path[PATH_MAX], buf[8192], *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	memset(ms, 0, sizeof(*ms));
+	if (uot_cg_file(path, sizeof(path), cg->path, "memory.stat") != 0)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return uot_fail("cannot open %s: %s", path, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return uot_fail("cannot read %s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long v;
+		char key[64];
+
+		if (sscanf(line, "%63s %llu", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "cache"))
+			ms->cache = v;
+		else if (!strcmp(key, "dirty"))
+			ms->dirty = v;
+		else if (!strcmp(key, "writeback"))
+			ms->writeback = v;
+	}
+	uot_cg_file(path, sizeof(path), cg->path, "memory.usage_in_bytes");
+	ms->usage = uot_read_u64(path);
+	return 0;
+}
+
+void uot_cgroup_remove(struct uot_cgroup *cg)
+{
+	/* Forked children share the struct; only the creator removes the cgroup. */
+	if (!cg->path[0] || cg->owner != getpid())
+		return;
+	if (uot_cg_rmdir(cg->path) == 0)
+		cg->path[0] = '\0';
+	else
+		fprintf(stderr, "testlib: cannot remove %s: %s\n", cg->path, strerror(errno));
+}
+
+static int uot_cg_join(const struct uot_cgroup *cg)
+{
+	char path[PATH_MAX], num[32];
+
+	uot_fmt(num, sizeof(num), "%d\n", (int)getpid());
+	if (uot_cg_file(path, sizeof(path), cg->path, "cgroup.procs") != 0)
+		return -1;
+	return uot_write_str(path, num);
+}
+
+void uot_sweep_stale(void)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+
+	d = opendir(uot_build_dir());
+	while (d && (e = readdir(d))) {
+		pid_t pid = uot_name_pid(e->d_name, '\0');
+
+		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
+			uot_fmt(path, sizeof(path), "%s/%s", uot_build_dir(), e->d_name);
+			uot_rm_tree(path);
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!uot_is_root())
+		return;
+	d = opendir(UOT_CGROUP_ROOT);
+	while (d && (e = readdir(d))) {
+		pid_t pid = uot_name_pid(e->d_name, '-');
+
+		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
+			uot_fmt(path, sizeof(path), UOT_CGROUP_ROOT "/%s", e->d_name);
+			if (uot_cg_rmdir(path) != 0)
+				fprintf(stderr, "testlib: cannot remove stale %s: %s\n",
+					path, strerror(errno));
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static void uot_on_signal(int sig)
+{
+	(void)sig;
+	uot_interrupted = 1;
+}
+
+void uot_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = uot_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* ---- files ---- */
+
+static uint64_t uot_splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* One MiB of the file: seeded by its index, so every MiB differs. */
+static void uot_fill(uint64_t *buf, size_t words, uint32_t seed, uint64_t index)
+{
+	uint64_t s = ((uint64_t)seed << 32) ^ index, x;
+	size_t i;
+
+	x = uot_splitmix(&s) | 1;
+	for (i = 0; i < words; i++) {
+		/* xorshift64*: fast enough that the disk stays the bottleneck. */
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		buf[i] = x * 0x2545f4914f6cdd1dULL;
+	}
+}
+
+static int uot_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR && !uot_interrupted)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int uot_make_file(const char *path, uint64_t size, uint32_t seed)
+{
+	uint64_t *buf, done = 0;
+	int fd, ret = -1;
+
+	buf = malloc(UOT_CHUNK);
+	if (!buf)
+		return uot_fail("out of memory");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		uot_fail("cannot create %s: %s", path, strerror(errno));
+		goto out;
+	}
+	while (done < size) {
+		size_t n = size - done < UOT_CHUNK ? (size_t)(size - done) : UOT_CHUNK;
+
+		if (uot_interrupted) {
+			uot_fail("interrupted");
+			goto out_close;
+		}
+		uot_fill(buf, UOT_CHUNK / sizeof(*buf), seed, done / UOT_CHUNK);
+		if (uot_write_all(fd, buf, n) != 0) {
+			uot_fail("cannot write %s: %s", path, strerror(errno));
+			goto out_close;
+		}
+		done += n;
+		/*
+		 * Keep the disk busy without filling memory: start writeback
+		 * of each batch as it completes and drop the one before it
+		 * once written.  We own this file, so waiting on it hides no
+		 * one's error; fdatasync below reports ours.
+		 */
+		if (done % UOT_WRITE_BATCH == 0) {
+			sync_file_range(fd, (off_t)(done - UOT_WRITE_BATCH),
+					(off_t)UOT_WRITE_BATCH, SYNC_FILE_RANGE_WRITE);
+			if (done >= 2 * UOT_WRITE_BATCH) {
+				uint64_t from = done - 2 * UOT_WRITE_BATCH;
+
+				sync_file_range(fd, (off_t)from, (off_t)UOT_WRITE_BATCH,
+						SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+						SYNC_FILE_RANGE_WAIT_AFTER);
+				posix_fadvise(fd, (off_t)from, (off_t)UOT_WRITE_BATCH,
+					      POSIX_FADV_DONTNEED);
+			}
+		}
+	}
+	if (fdatasync(fd) != 0) {
+		uot_fail("cannot write %s out: %s", path, strerror(errno));
+		goto out_close;
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	ret = 0;
+out_close:
+	if (close(fd) != 0 && ret == 0)
+		ret = uot_fail("cannot close %s: %s", path, strerror(errno));
+	if (ret != 0)
+		unlink(path);
+out:
+	free(buf);
+	return ret;
+}
+
+static int uot_pread_full(int fd, char *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR && !uot_interrupted)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (int)(got == len ? 0 : 1);
+}
+
+int uot_files_equal(const char *a, uint64_t a_off, const char *b, uint64_t b_off,
+		    uint64_t len)
+{
+	struct stat sa, sb;
+	char *ba = NULL, *bb = NULL;
+	uint64_t done = 0;
+	int fa, fb = -1, ret = -1;
+
+	fa = open(a, O_RDONLY | O_CLOEXEC);
+	if (fa < 0)
+		return uot_fail("cannot open %s: %s", a, strerror(errno));
+	fb = open(b, O_RDONLY | O_CLOEXEC);
+	if (fb < 0) {
+		uot_fail("cannot open %s: %s", b, strerror(errno));
+		goto out;
+	}
+	if (fstat(fa, &sa) != 0 || fstat(fb, &sb) != 0) {
+		uot_fail("cannot stat: %s", strerror(errno));
+		goto out;
+	}
+	if (len == UINT64_MAX) {
+		uint64_t la = (uint64_t)sa.st_size > a_off ? (uint64_t)sa.st_size - a_off : 0;
+		uint64_t lb = (uint64_t)sb.st_size > b_off ? (uint64_t)sb.st_size - b_off : 0;
+
+		if (la != lb) {
+			uot_fail("%s has %llu bytes from %llu, %s has %llu from %llu", a,
+				 (unsigned long long)la, (unsigned long long)a_off, b,
+				 (unsigned long long)lb, (unsigned long long)b_off);
+			ret = 0;
+			goto out;
+		}
+		len = la;
+	}
+	ba = malloc(UOT_CHUNK);
+	bb = malloc(UOT_CHUNK);
+	if (!ba || !bb) {
+		uot_fail("out of memory");
+		goto out;
+	}
+	while (done < len) {
+		size_t n = len - done < UOT_CHUNK ? (size_t)(len - done) : UOT_CHUNK;
+		int ra, rb;
+
+		if (uot_interrupted) {
+			uot_fail("interrupted");
+			goto out;
+		}
+		ra = uot_pread_full(fa, ba, n, a_off + done);
+		rb = uot_pread_full(fb, bb, n, b_off + done);
+		if (ra < 0 || rb < 0) {
+			uot_fail("cannot read: %s", strerror(errno));
+			goto out;
+		}
+		if (ra || rb) {
+			uot_fail("%s ends before byte %llu", ra ? a : b,
+				 (unsigned long long)(done + n));
+			ret = 0;
+			goto out;
+		}
+		if (memcmp(ba, bb, n) != 0) {
+			size_t i = 0;
+
+			while (ba[i] == bb[i])
+				i++;
+			uot_fail("%s and %s differ at byte %llu of the compared range", a, b,
+				 (unsigned long long)(done + i));
+			ret = 0;
+			goto out;
+		}
+		done += n;
+	}
+	ret = 1;
+out:
+	free(ba);
+	free(bb);
+	close(fa);
+	if (fb >= 0)
+		close(fb);
+	return ret;
+}
+
+int uot_make_cold(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), tries;
+
+	if (fd < 0)
+		return uot_fail("cannot open %s: %s", path, strerror(errno));
+	/* Dirty or writeback pages are not dropped: write them out first. */
+	if (fdatasync(fd) != 0) {
+		uot_fail("cannot write %s out: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (tries = 0; tries < 3; tries++) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (uot_resident(path, NULL) == 0)
+			break;
+		uot_nap(UOT_SAMPLE_NS);
+	}
+	close(fd);
+	return 0;
+}
+
+int64_t uot_resident(const char *path, uint64_t *size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *vec;
+	struct stat st;
+	uint64_t pages, i, n = 0;
+	void *map;
+	int fd;
+
+	if (size)
+		*size = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return uot_fail("cannot open %s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return uot_fail("cannot stat %s: %s", path, strerror(errno));
+	}
+	if (size)
+		*size = (uint64_t)st.st_size;
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	pages = ((uint64_t)st.st_size + (uint64_t)page - 1) / (uint64_t)page;
+	/* Never touched, so mapping it brings nothing in. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return uot_fail("cannot map %s: %s", path, strerror(errno));
+	vec = malloc(pages);
+	if (!vec || mincore(map, (size_t)st.st_size, vec) != 0) {
+		uot_fail("mincore %s: %s", path, vec ? strerror(errno) : "out of memory");
+		free(vec);
+		munmap(map, (size_t)st.st_size);
+		return -1;
+	}
+	for (i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	munmap(map, (size_t)st.st_size);
+	n *= (uint64_t)page;
+	return (int64_t)(n > (uint64_t)st.st_size ? (uint64_t)st.st_size : n);
+}
+
+double uot_resident_pct(const char *path)
+{
+	uint64_t size;
+	int64_t res = uot_resident(path, &size);
+
+	if (res <= 0 || size == 0)
+		return 0.0;
+	return 100.0 * (double)res / (double)size;
+}
+
+/* ---- running things ---- */
+
+static int uot_wait(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+		if (uot_interrupted)
+			kill(pid, SIGKILL);
+	}
+	return 0;
+}
+
+static int uot_touch_child(const char *path, enum uot_touch how)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return 1;
+	if (how == UOT_TOUCH_MMAP) {
+		volatile const char *p;
+		off_t i;
+
+		if (st.st_size == 0)
+			return 0;
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		for (i = 0; i < st.st_size; i += page)
+			(void)p[i];
+		return 0;
+	} else {
+		char *buf = malloc(UOT_CHUNK);
+
+		if (!buf)
+			return 1;
+		for (;;) {
+			ssize_t n = read(fd, buf, UOT_CHUNK);
+
+			if (n == 0)
+				return 0;
+			if (n < 0 && errno != EINTR)
+				return 1;
+		}
+	}
+}
+
+int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return uot_fail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (cg && uot_cg_join(cg) != 0)
+			_exit(3);
+		_exit(uot_touch_child(path, how));
+	}
+	if (uot_wait(pid, &status) != 0)
+		return uot_fail("waitpid: %s", strerror(errno));
+	if (!uot_exited_ok(status))
+		return uot_fail("touching %s failed: %s", path, uot_status_str(status));
+	return 0;
+}
+
+__attribute__((noreturn))
+static void uot_child(const struct uot_cmd *c)
+{
+	const char *const *e;
+	int fd;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	/* Joined before exec, so every page the program touches is charged there. */
+	if (c->cg && uot_cg_join(c->cg) != 0) {
+		dprintf(2, "testlib: cannot join %s: %s\n", c->cg->path, strerror(errno));
+		_exit(126);
+	}
+	if (c->cwd && chdir(c->cwd) != 0) {
+		dprintf(2, "testlib: cannot enter %s: %s\n", c->cwd, strerror(errno));
+		_exit(126);
+	}
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0 && fd != 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if (c->out) {
+		fd = open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			dprintf(2, "testlib: cannot open %s: %s\n", c->out, strerror(errno));
+			_exit(126);
+		}
+		if (fd != 1) {
+			dup2(fd, 1);
+			close(fd);
+		}
+	}
+	if (c->preload)
+		setenv("LD_PRELOAD", uot_library(), 1);
+	else
+		unsetenv("LD_PRELOAD");
+	for (e = c->env; e && *e; e++)
+		putenv((char *)*e);
+	execvp(c->argv[0], (char *const *)c->argv);
+	dprintf(2, "testlib: cannot run %s: %s\n", c->argv[0], strerror(errno));
+	_exit(127);
+}
+
+static void uot_sample(const struct uot_cmd *c, struct uot_result *r, bool last)
+{
+	struct uot_memstat ms;
+	int i;
+
+	for (i = 0; i < UOT_WATCH_MAX; i++) {
+		uint64_t size;
+		int64_t res;
+
+		if (!c->watch[i])
+			continue;
+		res = uot_resident(c->watch[i], &size);
+		if (res < 0)
+			continue;
+		if ((uint64_t)res > r->peak[i])
+			r->peak[i] = (uint64_t)res;
+		if (last) {
+			r->after[i] = (uint64_t)res;
+			r->size[i] = size;
+		}
+	}
+	if (c->cg && uot_cgroup_stat(c->cg, &ms) == 0) {
+		if (ms.cache > r->peak_cache)
+			r->peak_cache = ms.cache;
+		if (ms.dirty + ms.writeback > r->peak_dirty_wb)
+			r->peak_dirty_wb = ms.dirty + ms.writeback;
+	}
+	r->samples++;
+}
+
+int uot_run(const struct uot_cmd *c, struct uot_result *r)
+{
+	unsigned timeout = c->timeout_s ? c->timeout_s : 300;
+	char path[PATH_MAX];
+	double start;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if (c->cg) {
+		uot_cg_file(path, sizeof(path), c->cg->path, "memory.max_usage_in_bytes");
+		uot_write_str(path, "0");
+	}
+	fflush(NULL);
+	start = uot_now();
+	pid = fork();
+	if (pid < 0)
+		return uot_fail("fork: %s", strerror(errno));
+	if (pid == 0)
+		uot_child(c);
+	for (;;) {
+		int status;
+		pid_t w;
+
+		uot_sample(c, r, false);
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid) {
+			r->status = status;
+			break;
+		}
+		if (w < 0 && errno != EINTR)
+			return uot_fail("waitpid: %s", strerror(errno));
+		if (uot_interrupted || uot_now() - start > timeout) {
+			kill(pid, SIGKILL);
+			uot_wait(pid, &status);
+			r->status = status;
+			r->secs = uot_now() - start;
+			if (uot_interrupted)
+				return uot_fail("%s: interrupted", c->argv[0]);
+			return uot_fail("%s: still running after %u s, killed", c->argv[0],
+					timeout);
+		}
+		uot_nap(UOT_SAMPLE_NS);
+	}
+	r->secs = uot_now() - start;
+	/* A terminal's Ctrl-C reaches the child too: its death is not its own failure. */
+	if (uot_interrupted)
+		return uot_fail("%s: interrupted", c->argv[0]);
+	uot_sample(c, r, true);
+	if (c->cg) {
+		r->peak_usage = uot_read_u64(path);
+	}
+	if (WIFEXITED(r->status) && WEXITSTATUS(r->status) >= 126)
+		return uot_fail("%s could not be started (%s)", c->argv[0],
+				uot_status_str(r->status));
+	return 0;
+}
+
+bool uot_exited_ok(int status)
+{
+	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+const char *uot_status_str(int status)
+{
+	static char buf[64];
+
+	if (status < 0)
+		uot_fmt(buf, sizeof(buf), "not run");
+	else if (WIFEXITED(status))
+		uot_fmt(buf, sizeof(buf), "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		uot_fmt(buf, sizeof(buf), "killed by signal %d", WTERMSIG(status));
+	else
+		uot_fmt(buf, sizeof(buf), "wait status %#x", status);
+	return buf;
+}

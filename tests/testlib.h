@@ -1,0 +1,160 @@
+/*
+ * What the end-to-end tests and the demo share: a scratch directory on a
+ * real disk, big files made quickly and made cold, page cache residency
+ * measured with mincore, memory cgroups that cannot leak, and running a
+ * program (with or without libuseonce) while sampling its footprint.
+ *
+ * Sizes are in bytes.  Functions that can fail return -1 and leave a
+ * one-line explanation in uot_why().
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UOT_TESTLIB_H
+#define UOT_TESTLIB_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UOT_MIB		(1ULL << 20)
+#define UOT_WATCH_MAX	2
+/* Everything we create (scratch directories, cgroups) is named so, then the pid. */
+#define UOT_PREFIX	"uotest-"
+
+/* Set by the handlers uot_catch_signals() installs; long loops give up when it is. */
+extern volatile sig_atomic_t uot_interrupted;
+
+/* Why the last uot_* call failed (or why something is skipped). */
+const char *uot_why(void);
+
+/* $UO_BUILD (default "build") made absolute; the library and tools in it. */
+const char *uot_build_dir(void);
+const char *uot_library(void);		/* .../libuseonce.so */
+const char *uot_useonce(void);		/* .../useonce */
+bool uot_is_root(void);
+
+/*
+ * The scratch directory, UO_BUILD/uotest-PID.  It must sit on a disk
+ * filesystem: on tmpfs dropping pages means nothing and the tests would
+ * prove nothing.  uot_scratch_remove() may be called any number of times.
+ */
+int uot_scratch_create(void);
+const char *uot_scratch(void);
+/* 'out' = scratch/name; returns out. */
+char *uot_scratch_path(char *out, size_t size, const char *name);
+void uot_scratch_remove(void);
+
+/* Removes scratch directories and cgroups left by runs of ours that died. */
+void uot_sweep_stale(void);
+
+/*
+ * SIGINT, SIGTERM, SIGHUP: set uot_interrupted (without SA_RESTART, so a
+ * blocking call returns early); the caller cleans up and exits.
+ */
+void uot_catch_signals(void);
+
+/*
+ * A file of 'size' bytes of pseudo-random data from 'seed': never sparse,
+ * every MiB different, so a copy that loses or repeats a block is caught.
+ * The file is left cold (on disk, not in the page cache).
+ */
+int uot_make_file(const char *path, uint64_t size, uint32_t seed);
+
+/*
+ * 1 if 'len' bytes of a at a_off equal those of b at b_off, 0 if they
+ * differ (uot_why() says where), -1 on error.  len UINT64_MAX: both files
+ * from their offset to their end, which must then be of the same length.
+ */
+int uot_files_equal(const char *a, uint64_t a_off, const char *b, uint64_t b_off,
+		    uint64_t len);
+
+/* Written out and dropped from the page cache: this file only. */
+int uot_make_cold(const char *path);
+
+/*
+ * Bytes of the file in the page cache, from mmap + mincore (truthful
+ * because we are root or own the file).  A missing file is 0 bytes, 0
+ * resident.  'size' (may be NULL) receives the file's size.
+ */
+int64_t uot_resident(const char *path, uint64_t *size);
+/* Resident share in percent; 0 for an empty or missing file. */
+double uot_resident_pct(const char *path);
+
+struct uot_cgroup {
+	char path[256];
+	uint64_t limit;
+	pid_t owner;		/* the process that made it, the only one to remove it */
+};
+
+/* Memory figures of a cgroup, bytes, from memory.stat and memory.usage. */
+struct uot_memstat {
+	uint64_t cache;
+	uint64_t dirty;
+	uint64_t writeback;
+	uint64_t usage;
+};
+
+/* 0 if cgroup v1 memory cgroups can be made here, else -1 and why. */
+int uot_cgroup_supported(void);
+/* /sys/fs/cgroup/memory/uotest-PID-N with the limit set.  'cg' is zeroed first. */
+int uot_cgroup_create(struct uot_cgroup *cg, uint64_t limit);
+/* Kills what runs in it and uncharges (drops) everything charged to it. */
+int uot_cgroup_reset(struct uot_cgroup *cg);
+int uot_cgroup_stat(const struct uot_cgroup *cg, struct uot_memstat *ms);
+/*
+ * Kills what runs in it and removes it; harmless on a zeroed or removed
+ * one, and in any process but the one that made it.
+ */
+void uot_cgroup_remove(struct uot_cgroup *cg);
+
+enum uot_touch {
+	UOT_TOUCH_READ,		/* read(2) through it once */
+	UOT_TOUCH_MMAP,		/* map it and load one byte of every page */
+};
+
+/* Touches the file once from a child process inside 'cg' (NULL: ours). */
+int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg);
+
+struct uot_cmd {
+	const char *const *argv;	/* argv[0] is looked up in PATH */
+	bool preload;			/* LD_PRELOAD=libuseonce.so, else LD_PRELOAD unset */
+	const char *const *env;		/* NAME=VALUE..., NULL-terminated; applied last */
+	const char *cwd;		/* NULL: ours */
+	const char *out;		/* stdout to this file (truncated); NULL: ours */
+	const struct uot_cgroup *cg;	/* run inside it; NULL: ours */
+	const char *watch[UOT_WATCH_MAX]; /* files whose residency is sampled */
+	unsigned timeout_s;		/* 0: 300 */
+};
+
+struct uot_result {
+	int status;			/* wait status */
+	double secs;
+	unsigned samples;
+	uint64_t peak[UOT_WATCH_MAX];	/* highest residency seen, bytes */
+	uint64_t after[UOT_WATCH_MAX];	/* residency once the program exited */
+	uint64_t size[UOT_WATCH_MAX];	/* file size once the program exited */
+	/* With a cgroup: the highest values seen in memory.stat, and max usage. */
+	uint64_t peak_cache;
+	uint64_t peak_dirty_wb;
+	uint64_t peak_usage;
+};
+
+/*
+ * Runs the command to completion, sampling every ~20 ms.  Returns 0 when
+ * it ran (whatever its exit status: see r->status and uot_exited_ok()), -1
+ * if it could not be started, overran its timeout or we were interrupted;
+ * the child is killed and reaped in those cases.
+ */
+int uot_run(const struct uot_cmd *c, struct uot_result *r);
+bool uot_exited_ok(int status);
+/* "exit 1", "killed by signal 9"...: static buffer. */
+const char *uot_status_str(int status);
+
+static inline double uot_mib(uint64_t bytes)
+{
+	return (double)bytes / (double)UOT_MIB;
+}
+
+#endif /* UOT_TESTLIB_H */
