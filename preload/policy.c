@@ -59,6 +59,20 @@ static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64
 }
 
 /*
+ * Where a drop starts: one folio before the last drop ended.  The folio
+ * just behind the cursor can still be pinned when it is dropped (a pipe
+ * that splice filled holds references to it), and the kernel then keeps
+ * it; the next drop tries it again.  Never before the run, whose first
+ * folio may hold someone else's data.
+ */
+static uint64_t uo_drop_from(const struct uo_stream *st, const struct uo_tuning *t)
+{
+	uint64_t floor = uo_align_up(st->run_start, t->align);
+
+	return st->dropped >= floor + t->align ? st->dropped - t->align : floor;
+}
+
+/*
  * Reads: everything behind the folio under the cursor was used and can go.
  * Readahead lives ahead of the cursor, so it is never touched.
  */
@@ -67,7 +81,7 @@ static void uo_advise_read(struct uo_stream *st, const struct uo_tuning *t,
 {
 	if (edge < st->dropped + t->window)
 		return;
-	adv->drop.start = st->dropped;
+	adv->drop.start = uo_drop_from(st, t);
 	adv->drop.end = edge;
 	st->dropped = edge;
 }
@@ -156,11 +170,10 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 {
 	struct uo_advice adv;
 
-	(void)t;
 	memset(&adv, 0, sizeof(adv));
 	if (st->state == UO_STREAM) {
 		if (st->dir == UO_READ) {
-			adv.drop.start = st->dropped;
+			adv.drop.start = uo_drop_from(st, t);
 			adv.drop.end = UO_EOF;
 		} else {
 			/* Waiting here would slow close(); what is still dirty stays. */

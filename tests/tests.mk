@@ -19,6 +19,14 @@ $(B)/tests/%: tests/helpers/%.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
+# early_reader is a library preloaded by check_e2e: a shared object, not a program.
+TEST_HELPERS := $(filter-out $(B)/tests/early_reader,$(TEST_HELPERS)) $(B)/tests/early_reader.so
+
+$(B)/tests/early_reader.so: tests/helpers/early_reader.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -DUOT_EARLY_READER_LIB -o $@ $< $(LDFLAGS)
+
 test-deps:
 	$(Q)tests/install-deps.sh
 
