@@ -56,22 +56,6 @@ static void demo_fail(const char *what)
 	exit(1);
 }
 
-static uint64_t demo_env_mib(const char *name, uint64_t def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	v = strtoull(s, &end, 10);
-	if (*end || v < 64) {
-		fprintf(stderr, "demo: ignoring %s=%s (a number of MiB, at least 64)\n", name, s);
-		return def;
-	}
-	return v;
-}
-
 /*
  * One run of cp, bare or under useonce: the hot file made cold and touched
  * once (inside the cgroup if any), then the copy, sampled as it runs.
@@ -152,7 +136,7 @@ static void demo_table(const struct demo_row *rows, int n, bool cgroup)
 
 int main(void)
 {
-	uint64_t limit = demo_env_mib("UO_DEMO_LIMIT_MIB", 256) * UOT_MIB;
+	uint64_t limit = uot_env_mib("demo", "UO_DEMO_LIMIT_MIB", 256, 64) * UOT_MIB;
 	uint64_t stream_size = 4 * limit, hot_size = limit / 3;
 	struct demo_row rows[2] = { { .label = "cp" }, { .label = "useonce cp" } };
 	char hot[PATH_MAX], stream[PATH_MAX], copy[PATH_MAX];

@@ -127,23 +127,6 @@ static char *e2e_fmt(char *out, size_t size, const char *fmt, ...)
 	return out;
 }
 
-static uint64_t e2e_env_mib(const char *name, uint64_t def, uint64_t low)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	v = strtoull(s, &end, 10);
-	if (*end || v < low) {
-		fprintf(stderr, "check_e2e: ignoring %s=%s (a number of MiB >= %llu)\n",
-			name, s, (unsigned long long)low);
-		return def;
-	}
-	return v;
-}
-
 static const char *e2e_srcdir(void)
 {
 	const char *s = getenv("UO_SRCDIR");
@@ -865,8 +848,8 @@ int main(void)
 	int failed;
 
 	e2e.main_pid = getpid();
-	e2e.stream_mib = e2e_env_mib("UO_E2E_STREAM_MIB", 512, 64);
-	e2e.limit_mib = e2e_env_mib("UO_E2E_LIMIT_MIB", 256, 64);
+	e2e.stream_mib = uot_env_mib("check_e2e", "UO_E2E_STREAM_MIB", 512, 64);
+	e2e.limit_mib = uot_env_mib("check_e2e", "UO_E2E_LIMIT_MIB", 256, 64);
 	uot_sweep_stale();
 	if (uot_scratch_create() != 0)
 		e2e_fmt(e2e.scratch_why, sizeof(e2e.scratch_why), "%s", uot_why());

@@ -358,21 +358,16 @@ START_TEST(test_read_close_drops_tail)
 }
 END_TEST
 
-START_TEST(test_guard_read_only_ignores_writes)
+/* _i: the guarded direction; both with offsets and at the cursor. */
+START_TEST(test_guard_one_direction)
 {
-	tun.guard = UO_GUARD_READ;
-	ck_assert(!stream(UO_WRITE, 0, GiB, MiB, false).promoted);
-	memset(&st, 0, sizeof(st));
-	ck_assert(stream(UO_READ, 0, GiB, MiB, false).promoted);
-}
-END_TEST
+	unsigned other = _i == UO_READ ? UO_WRITE : UO_READ;
+	bool cursor_events = _i == UO_WRITE;
 
-START_TEST(test_guard_write_only_ignores_reads)
-{
-	tun.guard = UO_GUARD_WRITE;
-	ck_assert(!stream(UO_READ, 0, GiB, MiB, true).promoted);
+	tun.guard = 1u << _i;
+	ck_assert(!stream(other, 0, GiB, MiB, cursor_events).promoted);
 	memset(&st, 0, sizeof(st));
-	ck_assert(stream(UO_WRITE, 0, GiB, MiB, true).promoted);
+	ck_assert(stream((unsigned)_i, 0, GiB, MiB, cursor_events).promoted);
 }
 END_TEST
 
@@ -502,8 +497,7 @@ static Suite *policy_suite(void)
 	suite_add_tcase(s, writes);
 
 	tcase_add_checked_fixture(edges, setup, NULL);
-	tcase_add_test(edges, test_guard_read_only_ignores_writes);
-	tcase_add_test(edges, test_guard_write_only_ignores_reads);
+	tcase_add_loop_test(edges, test_guard_one_direction, UO_READ, UO_WRITE + 1);
 	tcase_add_test(edges, test_ignored_stays_ignored_until_reset);
 	tcase_add_test(edges, test_bad_direction_is_ignored);
 	tcase_add_test(edges, test_defaults_are_sane);

@@ -1020,3 +1020,20 @@ const char *uot_status_str(int status)
 		uot_fmt(buf, sizeof(buf), "wait status %#x", status);
 	return buf;
 }
+
+uint64_t uot_env_mib(const char *prog, const char *name, uint64_t def, uint64_t low)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 10);
+	if (*end || v < low) {
+		fprintf(stderr, "%s: ignoring %s=%s (a number of MiB, at least %llu)\n",
+			prog, name, s, (unsigned long long)low);
+		return def;
+	}
+	return v;
+}

@@ -34,6 +34,8 @@ const char *uot_build_dir(void);
 const char *uot_library(void);		/* .../libuseonce.so */
 const char *uot_useonce(void);		/* .../useonce */
 bool uot_is_root(void);
+/* A number of MiB from the environment, at least 'low'; 'def' (with a warning from 'prog') otherwise. */
+uint64_t uot_env_mib(const char *prog, const char *name, uint64_t def, uint64_t low);
 
 /*
  * The scratch directory, UO_BUILD/uotest-PID.  It must sit on a disk
