@@ -510,6 +510,8 @@ void uot_catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* A reader that went away (demo | head) must not kill us before we clean up. */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /* ---- files ---- */
