@@ -176,11 +176,16 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 			adv.drop.start = uo_drop_from(st, t);
 			adv.drop.end = UO_EOF;
 		} else {
-			/* Waiting here would slow close(); what is still dirty stays. */
+			/*
+			 * Write the tail and wait for it, as the writes were made
+			 * to: otherwise every file of a many-file stream (tar x)
+			 * would leave its last windows cached.
+			 */
 			adv.flush.start = st->flushed;
 			adv.flush.end = UO_EOF;
 			adv.drop.start = st->dropped;
-			adv.drop.end = st->flushed;
+			adv.drop.end = UO_EOF;
+			adv.flags |= UO_ADV_WAIT;
 		}
 	}
 	uo_reset(st);

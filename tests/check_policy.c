@@ -328,7 +328,7 @@ START_TEST(test_write_without_lag_still_flushes_first)
 }
 END_TEST
 
-START_TEST(test_write_close_flushes_tail_without_waiting)
+START_TEST(test_write_close_flushes_and_drops_the_tail)
 {
 	struct walk w = stream(UO_WRITE, 0, 100 * MiB, MiB, false);
 	struct uo_advice a;
@@ -338,8 +338,8 @@ START_TEST(test_write_close_flushes_tail_without_waiting)
 	ck_assert_uint_eq(a.flush.start, w.flushed_to);
 	ck_assert_uint_eq(a.flush.end, UO_EOF);
 	ck_assert_uint_eq(a.drop.start, w.dropped_to);
-	ck_assert_uint_eq(a.drop.end, w.flushed_to);
-	ck_assert(!(a.flags & UO_ADV_WAIT));
+	ck_assert_uint_eq(a.drop.end, UO_EOF);
+	ck_assert(a.flags & UO_ADV_WAIT);
 	ck_assert_int_eq(st.state, UO_NEW);
 }
 END_TEST
@@ -493,7 +493,7 @@ static Suite *policy_suite(void)
 	tcase_add_checked_fixture(writes, setup, NULL);
 	tcase_add_test(writes, test_write_stream_flushes_then_drops_with_lag);
 	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
-	tcase_add_test(writes, test_write_close_flushes_tail_without_waiting);
+	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
 	suite_add_tcase(s, writes);
 
 	tcase_add_checked_fixture(edges, setup, NULL);
