@@ -1,0 +1,256 @@
+/*
+ * Errors must reach the program.  The library starts writeback early and
+ * waits for it; waiting the wrong way (sync_file_range's WAIT flags, fsync
+ * on the program's descriptor) consumes the file's writeback error, and
+ * the program's own fsync() then returns 0 on a disk that lost its data.
+ *
+ * A disk that fails on writeback: an ext4 filesystem on a loop device
+ * whose backing file sits on a tmpfs too small for it.  A full disk: an
+ * ext4 filesystem of 64 MiB.  Each case runs a program without and with
+ * the library on a fresh filesystem and compares what it was told.
+ *
+ * Needs root (mount, losetup); skips with one line otherwise.  Everything
+ * is unmounted and detached after each case, and at exit.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+enum disk_kind {
+	DISK_FAILING,	/* writeback fails: the loop's backing store fills up */
+	DISK_SMALL,	/* a healthy but small filesystem: write() gets ENOSPC */
+};
+
+static struct {
+	char why[256];		/* non-empty: skip, and why */
+	char small[480];	/* tmpfs holding the failing disk's image */
+	char image[512];
+	char mnt[512];
+	char loop[64];
+	bool tmpfs_up, mounted;
+	pid_t owner;
+} d;
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void disk_down(void)
+{
+	if (d.mounted && umount(d.mnt) != 0)
+		umount2(d.mnt, MNT_DETACH);
+	d.mounted = false;
+	if (d.loop[0])
+		sh("losetup -d %s 2>/dev/null", d.loop);
+	d.loop[0] = '\0';
+	unlink(d.image);
+	if (d.tmpfs_up && umount(d.small) != 0)
+		umount2(d.small, MNT_DETACH);
+	d.tmpfs_up = false;
+}
+
+/* A fresh filesystem at d.mnt; on failure the test fails with why. */
+static void disk_up(enum disk_kind kind)
+{
+	FILE *p;
+	char cmd[1024];
+
+	disk_down();
+	if (kind == DISK_FAILING) {
+		ck_assert_msg(mount("tmpfs", d.small, "tmpfs", 0, "size=48m") == 0,
+			      "mount tmpfs: %s", strerror(errno));
+		d.tmpfs_up = true;
+		snprintf(d.image, sizeof(d.image), "%s/disk.img", d.small);
+		ck_assert_int_eq(sh("truncate -s 256M '%s'", d.image), 0);
+	} else {
+		uot_scratch_path(d.image, sizeof(d.image), "small.img");
+		ck_assert_int_eq(sh("truncate -s 64M '%s'", d.image), 0);
+	}
+	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", d.image);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	if (!fgets(d.loop, sizeof(d.loop), p))
+		d.loop[0] = '\0';
+	pclose(p);
+	d.loop[strcspn(d.loop, "\n")] = '\0';
+	ck_assert_msg(d.loop[0] == '/', "losetup gave no device for %s", d.image);
+	ck_assert_int_eq(sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", d.loop), 0);
+	ck_assert_msg(mount(d.loop, d.mnt, "ext4", 0, NULL) == 0, "mount %s: %s", d.loop,
+		      strerror(errno));
+	d.mounted = true;
+}
+
+/* Runs argv on a fresh disk, with or without the library; its stdout in 'out'. */
+static int run_on(enum disk_kind kind, bool with, const char *const *argv, char *out, size_t size)
+{
+	struct uot_cmd c = { .argv = argv, .preload = with, .cwd = NULL, .timeout_s = 120 };
+	struct uot_result r;
+	char path[600];
+	FILE *f;
+	size_t n;
+
+	disk_up(kind);
+	uot_scratch_path(path, sizeof(path), "report");
+	c.out = path;
+	ck_assert_msg(uot_run(&c, &r) == 0, "%s: %s", argv[0], uot_why());
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	disk_down();
+	return r.status;
+}
+
+static void report(const char *name, const char *without, int s0, const char *with, int s1)
+{
+	printf("faildisk: %s without (%s):\n%s", name, uot_status_str(s0), without);
+	printf("faildisk: %s with (%s):\n%s", name, uot_status_str(s1), with);
+}
+
+/* write(2) then fsync(2): the failure must be reported exactly as without the library. */
+START_TEST(test_failing_disk_fsync_reports_error)
+{
+	char file[600], without[512], with[512];
+	const char *argv[] = { NULL, file, "120", NULL };
+	char helper[600];
+	int s0, s1;
+
+	if (d.why[0]) {
+		printf("faildisk: skipped: %s\n", d.why);
+		return;
+	}
+	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
+	snprintf(file, sizeof(file), "%s/f", d.mnt);
+	argv[0] = helper;
+	s0 = run_on(DISK_FAILING, false, argv, without, sizeof(without));
+	s1 = run_on(DISK_FAILING, true, argv, with, sizeof(with));
+	report("write+fsync", without, s0, with, s1);
+	ck_assert_msg(!uot_exited_ok(s0), "the disk did not fail without the library: "
+		      "this test cannot tell anything");
+	ck_assert_msg(!uot_exited_ok(s1), "with the library the program was told all went well "
+		      "on a failing disk:\n%s", with);
+	ck_assert_str_eq(with, without);
+}
+END_TEST
+
+/* dd's own fsync (conv=fsync): its exit status and message must not change. */
+START_TEST(test_failing_disk_dd_conv_fsync)
+{
+	char of[600], without[512], with[512];
+	const char *argv[] = { "sh", "-c", "dd if=/dev/zero of=\"$0\" bs=1M count=120 "
+			       "conv=fsync status=none 2>&1; echo \"dd exit $?\"", of, NULL };
+	int s0, s1;
+
+	if (d.why[0]) {
+		printf("faildisk: skipped: %s\n", d.why);
+		return;
+	}
+	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
+	s0 = run_on(DISK_FAILING, false, argv, without, sizeof(without));
+	s1 = run_on(DISK_FAILING, true, argv, with, sizeof(with));
+	report("dd conv=fsync", without, s0, with, s1);
+	ck_assert_msg(strstr(without, "dd exit 0") == NULL, "dd did not fail without the library");
+	ck_assert_msg(strstr(with, "dd exit 0") == NULL, "dd succeeded on a failing disk under "
+		      "the library:\n%s", with);
+	ck_assert_str_eq(with, without);
+}
+END_TEST
+
+/* A full filesystem: write(2) gets ENOSPC at the same point, fsync and close as before. */
+START_TEST(test_full_disk_enospc)
+{
+	char file[600], without[512], with[512], helper[600];
+	const char *argv[] = { NULL, file, "100", NULL };
+	int s0, s1;
+
+	if (d.why[0]) {
+		printf("faildisk: skipped: %s\n", d.why);
+		return;
+	}
+	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
+	snprintf(file, sizeof(file), "%s/f", d.mnt);
+	argv[0] = helper;
+	s0 = run_on(DISK_SMALL, false, argv, without, sizeof(without));
+	s1 = run_on(DISK_SMALL, true, argv, with, sizeof(with));
+	report("full disk", without, s0, with, s1);
+	ck_assert_msg(strstr(without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
+	ck_assert_str_eq(with, without);
+}
+END_TEST
+
+static void cleanup_at_exit(void)
+{
+	if (getpid() != d.owner)
+		return;
+	disk_down();
+	if (d.small[0])
+		rmdir(d.small);
+	if (d.mnt[0])
+		rmdir(d.mnt);
+	uot_scratch_remove();
+}
+
+static void prepare(void)
+{
+	d.owner = getpid();
+	if (!uot_is_root()) {
+		snprintf(d.why, sizeof(d.why), "not root: cannot mount or attach loop devices");
+		return;
+	}
+	if (sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
+		snprintf(d.why, sizeof(d.why), "losetup or mkfs.ext4 missing");
+		return;
+	}
+	uot_sweep_stale();
+	if (uot_scratch_create() != 0) {
+		snprintf(d.why, sizeof(d.why), "%s", uot_why());
+		return;
+	}
+	atexit(cleanup_at_exit);
+	uot_scratch_path(d.small, sizeof(d.small), "small");
+	uot_scratch_path(d.mnt, sizeof(d.mnt), "mnt");
+	if (mkdir(d.small, 0700) != 0 || mkdir(d.mnt, 0700) != 0)
+		snprintf(d.why, sizeof(d.why), "mkdir in %s: %s", uot_scratch(), strerror(errno));
+}
+
+int main(void)
+{
+	Suite *s = suite_create("faildisk");
+	TCase *tc = tcase_create("errors reach the program");
+	SRunner *sr;
+	int failed;
+
+	prepare();
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, NULL, disk_down);
+	tcase_add_test(tc, test_failing_disk_fsync_reports_error);
+	tcase_add_test(tc, test_failing_disk_dd_conv_fsync);
+	tcase_add_test(tc, test_full_disk_enospc);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	/* In-process, so a failed assertion still unmounts (the fixture's teardown runs). */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
