@@ -120,80 +120,84 @@ static int run_on(enum disk_kind kind, bool with, const char *const *argv, char 
 	return r.status;
 }
 
-static void report(const char *name, const char *without, int s0, const char *with, int s1)
+/* What a program was told without and with the library, each on a fresh disk. */
+struct both {
+	char without[512];
+	char with[512];
+	int s0, s1;
+};
+
+static bool skipped(void)
 {
-	printf("faildisk: %s without (%s):\n%s", name, uot_status_str(s0), without);
-	printf("faildisk: %s with (%s):\n%s", name, uot_status_str(s1), with);
+	if (d.why[0])
+		printf("faildisk: skipped: %s\n", d.why);
+	return d.why[0] != '\0';
+}
+
+static void compare(const char *name, enum disk_kind kind, const char *const *argv, struct both *b)
+{
+	b->s0 = run_on(kind, false, argv, b->without, sizeof(b->without));
+	b->s1 = run_on(kind, true, argv, b->with, sizeof(b->with));
+	printf("faildisk: %s without (%s):\n%s", name, uot_status_str(b->s0), b->without);
+	printf("faildisk: %s with (%s):\n%s", name, uot_status_str(b->s1), b->with);
+}
+
+/* write_fsync on the disk: write MIB MiB, fsync, close, and report each. */
+static void write_fsync(const char *name, enum disk_kind kind, const char *mib, struct both *b)
+{
+	char helper[600], file[600];
+	const char *argv[] = { helper, file, mib, NULL };
+
+	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
+	snprintf(file, sizeof(file), "%s/f", d.mnt);
+	compare(name, kind, argv, b);
 }
 
 /* write(2) then fsync(2): the failure must be reported exactly as without the library. */
 START_TEST(test_failing_disk_fsync_reports_error)
 {
-	char file[600], without[512], with[512];
-	const char *argv[] = { NULL, file, "120", NULL };
-	char helper[600];
-	int s0, s1;
+	struct both b;
 
-	if (d.why[0]) {
-		printf("faildisk: skipped: %s\n", d.why);
+	if (skipped())
 		return;
-	}
-	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
-	snprintf(file, sizeof(file), "%s/f", d.mnt);
-	argv[0] = helper;
-	s0 = run_on(DISK_FAILING, false, argv, without, sizeof(without));
-	s1 = run_on(DISK_FAILING, true, argv, with, sizeof(with));
-	report("write+fsync", without, s0, with, s1);
-	ck_assert_msg(!uot_exited_ok(s0), "the disk did not fail without the library: "
+	write_fsync("write+fsync", DISK_FAILING, "120", &b);
+	ck_assert_msg(!uot_exited_ok(b.s0), "the disk did not fail without the library: "
 		      "this test cannot tell anything");
-	ck_assert_msg(!uot_exited_ok(s1), "with the library the program was told all went well "
-		      "on a failing disk:\n%s", with);
-	ck_assert_str_eq(with, without);
+	ck_assert_msg(!uot_exited_ok(b.s1), "with the library the program was told all went well "
+		      "on a failing disk:\n%s", b.with);
+	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
 
 /* dd's own fsync (conv=fsync): its exit status and message must not change. */
 START_TEST(test_failing_disk_dd_conv_fsync)
 {
-	char of[600], without[512], with[512];
+	char of[600];
 	const char *argv[] = { "sh", "-c", "dd if=/dev/zero of=\"$0\" bs=1M count=120 "
 			       "conv=fsync status=none 2>&1; echo \"dd exit $?\"", of, NULL };
-	int s0, s1;
+	struct both b;
 
-	if (d.why[0]) {
-		printf("faildisk: skipped: %s\n", d.why);
+	if (skipped())
 		return;
-	}
 	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
-	s0 = run_on(DISK_FAILING, false, argv, without, sizeof(without));
-	s1 = run_on(DISK_FAILING, true, argv, with, sizeof(with));
-	report("dd conv=fsync", without, s0, with, s1);
-	ck_assert_msg(strstr(without, "dd exit 0") == NULL, "dd did not fail without the library");
-	ck_assert_msg(strstr(with, "dd exit 0") == NULL, "dd succeeded on a failing disk under "
-		      "the library:\n%s", with);
-	ck_assert_str_eq(with, without);
+	compare("dd conv=fsync", DISK_FAILING, argv, &b);
+	ck_assert_msg(strstr(b.without, "dd exit 0") == NULL, "dd did not fail without the library");
+	ck_assert_msg(strstr(b.with, "dd exit 0") == NULL, "dd succeeded on a failing disk under "
+		      "the library:\n%s", b.with);
+	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
 
 /* A full filesystem: write(2) gets ENOSPC at the same point, fsync and close as before. */
 START_TEST(test_full_disk_enospc)
 {
-	char file[600], without[512], with[512], helper[600];
-	const char *argv[] = { NULL, file, "100", NULL };
-	int s0, s1;
+	struct both b;
 
-	if (d.why[0]) {
-		printf("faildisk: skipped: %s\n", d.why);
+	if (skipped())
 		return;
-	}
-	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
-	snprintf(file, sizeof(file), "%s/f", d.mnt);
-	argv[0] = helper;
-	s0 = run_on(DISK_SMALL, false, argv, without, sizeof(without));
-	s1 = run_on(DISK_SMALL, true, argv, with, sizeof(with));
-	report("full disk", without, s0, with, s1);
-	ck_assert_msg(strstr(without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
-	ck_assert_str_eq(with, without);
+	write_fsync("full disk", DISK_SMALL, "100", &b);
+	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
+	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
 
