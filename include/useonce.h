@@ -38,6 +38,14 @@ extern "C" {
 #define USEONCE_CURSOR_SLACK		(1ULL << 20)
 /* Written windows kept in flight (writeback started, not yet dropped). */
 #define USEONCE_WRITE_LAG		2
+/*
+ * How far ahead of a reader the page cache is probed for what was cached
+ * before the stream got there: beyond readahead, which reached 16 MiB here
+ * with read_ahead_kb=8192, and 30 MiB after POSIX_FADV_SEQUENTIAL (cp).
+ */
+#define USEONCE_LOOKAHEAD		(32ULL << 20)
+/* Folios whose residency one stream remembers (2 MiB each). */
+#define UO_MEMORY_FOLIOS		64
 
 /* An offset that is not known, and a range end meaning "to end of file". */
 #define UO_UNKNOWN	UINT64_MAX
@@ -58,6 +66,7 @@ struct uo_tuning {
 	uint64_t slack;		/* drift tolerated between cursor-derived positions */
 	unsigned guard;		/* UO_GUARD_* bits: directions that are guarded */
 	unsigned write_lag;	/* windows between starting writeback and dropping */
+	uint64_t lookahead;	/* residency is probed this far ahead of a reader */
 };
 
 enum uo_state {
@@ -77,12 +86,27 @@ struct uo_stream {
 	uint64_t pending;	/* bytes moved at the cursor since its position was last known */
 	uint64_t dropped;	/* advice to drop was given for [base, dropped) */
 	uint64_t flushed;	/* writes: writeback was started for [base, flushed) */
+	/*
+	 * Reads drop only what the stream brought in.  Residency is probed a
+	 * lookahead ahead of the cursor, before readahead gets there; what the
+	 * stream read before the first probe is taken to be like the first probe.
+	 */
+	uint64_t probed;	/* what was cached before is known below this */
+	uint64_t probe_floor;	/* ... and from this; both 0 before the first probe */
+	uint64_t cached;	/* bit i: folio mask_base + i was cached before */
+	uint64_t mask_base;	/* folio index (offset / align) of bit 0 */
+	uint8_t head_cached;	/* what was read before probe_floor was cached */
+	uint8_t blind;		/* what was cached cannot be known: reads are spared */
+	uint8_t noprobe;	/* cannot probe here (old kernel): reads drop everything */
 	uint8_t state;		/* enum uo_state */
 	uint8_t dir;		/* enum uo_dir of the current run */
 	uint8_t positioned;	/* next is meaningful */
 };
 
 #define UO_EV_CURSOR	0x1u	/* the position came from the file cursor, not the call */
+#define UO_EV_PROBED	0x2u	/* answer to UO_ADV_PROBE: [end - len, end), bits in 'cached' */
+#define UO_EV_BLIND	0x4u	/* answer to UO_ADV_PROBE: residency cannot be seen (EPERM) */
+#define UO_EV_NOPROBE	0x8u	/* answer to UO_ADV_PROBE: no way to probe (ENOSYS) */
 
 /*
  * One observation.  Either bytes moved at a known offset (end known, len the
@@ -95,6 +119,7 @@ struct uo_event {
 	uint64_t len;		/* bytes moved by this call */
 	uint8_t dir;		/* enum uo_dir */
 	uint8_t flags;		/* UO_EV_* */
+	uint64_t cached;	/* UO_EV_PROBED: bit i, folio i of the range was cached */
 };
 
 #define UO_ADV_ASK_POSITION	0x1u	/* tell me the cursor: observe again with end known */
@@ -109,10 +134,21 @@ struct uo_range {
 struct uo_advice {
 	unsigned flags;		/* UO_ADV_* */
 	struct uo_range flush;	/* start writeback (never wait on the program's descriptor) */
-	struct uo_range drop;	/* drop from the page cache */
+	struct uo_range drop;	/* drop from the page cache, except the folios in 'keep' */
+	uint64_t keep;		/* bit i: folio i of the drop range was cached before: keep it */
+	struct uo_range probe;	/* which of these folios are cached? answer with UO_EV_PROBED */
 };
 
-/* The defaults above; 'out' is fully written. */
+/* The defaults above, as an initialiser (for static tuning) and as a call. */
+#define UO_TUNING_DEFAULTS {						\
+	.threshold = USEONCE_DEFAULT_THRESHOLD,				\
+	.window = USEONCE_DEFAULT_WINDOW,				\
+	.align = USEONCE_ALIGN,						\
+	.slack = USEONCE_CURSOR_SLACK,					\
+	.guard = UO_GUARD_READ | UO_GUARD_WRITE,			\
+	.write_lag = USEONCE_WRITE_LAG,					\
+	.lookahead = USEONCE_LOOKAHEAD,					\
+}
 void uo_tuning_defaults(struct uo_tuning *out);
 
 /* Feed one event; returns what to do about it.  Never fails. */
@@ -147,6 +183,11 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 	    !(t->guard & (1u << ev->dir)))
 		return false;
 	start = ev->end - ev->len;
+	/* A probe falls due (the same test as uo_observe's). */
+	if (ev->dir == UO_READ && !st->blind && !st->noprobe &&
+	    ev->end - st->run_start >= t->window &&
+	    ev->end + t->lookahead + t->window >= st->probed)
+		return false;
 	if (st->state == UO_STREAM) {
 		/* A stream going on, with no window complete since the last advice. */
 		edge = t->align ? ev->end - ev->end % t->align : ev->end;
@@ -154,7 +195,8 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 		    edge >= (ev->dir == UO_READ ? st->dropped : st->flushed) + t->window)
 			return false;
 	} else if (start != st->next) {
-		if (ev->len >= t->threshold)
+		/* A new run: forgetting what probes learnt is uo_observe's job. */
+		if (ev->len >= t->threshold || st->probed)
 			return false;
 		st->run_start = start;
 	} else if (ev->end - st->run_start >= t->threshold) {

@@ -101,6 +101,58 @@ static uint64_t uo_wait_writeback(int fd, struct uo_range r)
 	}
 }
 
+/*
+ * Which folios of the range hold cached pages (at least half of each)?
+ * Returns the UO_EV_* answer for the policy.  cachestat refuses (EPERM)
+ * files the caller could not write and does not own, exactly those for
+ * which mincore would lie; the policy then spares the stream's reads.
+ */
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
+{
+	struct uo_cachestat_range range = { r.start, r.end - r.start };
+	struct uo_cachestat cs;
+	uint64_t page = 4096, folios = (r.end - r.start) / align, i;
+
+	*cached = 0;
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+		return errno == EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
+	/* The common answers, nothing or everything, in one call. */
+	if (cs.nr_cache == 0)
+		return UO_EV_PROBED;
+	if (cs.nr_cache * page >= r.end - r.start) {
+		*cached = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+		return UO_EV_PROBED;
+	}
+	for (i = 0; i < folios && i < 64; i++) {
+		range.off = r.start + i * align;
+		range.len = align;
+		if (syscall(__NR_cachestat, fd, &range, &cs, 0) == 0 && cs.nr_cache * page * 2 >= align)
+			*cached |= 1ULL << i;
+	}
+	return UO_EV_PROBED;
+}
+
+/* Drops the range but for the folios in 'keep', one call per stretch. */
+static int uo_drop(int fd, struct uo_range r, uint64_t keep, uint64_t align)
+{
+	uint64_t at = r.start, i = 0, from;
+	int err = 0, e;
+
+	if (!keep)
+		return posix_fadvise(fd, (off_t)r.start, uo_len(r), POSIX_FADV_DONTNEED);
+	while (at < r.end) {
+		for (; at < r.end && ((keep >> i) & 1); at += align, i++)
+			;
+		for (from = at; at < r.end && !((keep >> i) & 1); at += align, i++)
+			;
+		if (at > from) {
+			e = posix_fadvise(fd, (off_t)from, (off_t)(at - from), POSIX_FADV_DONTNEED);
+			err = err ? err : e;
+		}
+	}
+	return err;
+}
+
 void uo_apply(int fd, const struct uo_advice *adv)
 {
 	uint64_t waited = 0;
@@ -114,8 +166,8 @@ void uo_apply(int fd, const struct uo_advice *adv)
 	if (!uo_range_empty(adv->drop)) {
 		if (adv->flags & UO_ADV_WAIT)
 			waited = uo_wait_writeback(fd, adv->drop);
-		err = posix_fadvise(fd, (off_t)adv->drop.start, uo_len(adv->drop),
-				    POSIX_FADV_DONTNEED);
-		uo_trace_advice(fd, "drop", adv->drop, err, waited);
+		err = uo_drop(fd, adv->drop, adv->keep, uo_config.tuning.align);
+		uo_trace_advice(fd, adv->keep ? "drop (sparing what was cached before)" : "drop",
+				adv->drop, err, waited);
 	}
 }

@@ -16,14 +16,7 @@
 
 /* Statically initialised: hooks that run before the constructor see the defaults. */
 struct uo_config uo_config = {
-	.tuning = {
-		.threshold = USEONCE_DEFAULT_THRESHOLD,
-		.window = USEONCE_DEFAULT_WINDOW,
-		.align = USEONCE_ALIGN,
-		.slack = USEONCE_CURSOR_SLACK,
-		.guard = UO_GUARD_READ | UO_GUARD_WRITE,
-		.write_lag = USEONCE_WRITE_LAG,
-	},
+	.tuning = UO_TUNING_DEFAULTS,
 	.disabled = false,
 	.trace_fd = -1,
 	.trace_path = "",

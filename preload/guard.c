@@ -97,6 +97,23 @@ static void uo_trace_decision(int fd, const char *what, const char *detail)
 	uo_line_trace(&l);
 }
 
+static void uo_trace_probe(int fd, struct uo_range r, uint64_t cached)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, "probed ");
+	uo_line_range(&l, r);
+	uo_line_str(&l, ": ");
+	uo_line_num(&l, (uint64_t)__builtin_popcountll(cached));
+	uo_line_str(&l, " of ");
+	uo_line_num(&l, (r.end - r.start) / uo_config.tuning.align);
+	uo_line_str(&l, " folios were cached");
+	uo_line_trace(&l);
+}
+
 static void uo_trace_stream(int fd, const struct uo_stream *st)
 {
 	struct uo_line l;
@@ -121,6 +138,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	ev.dir = (uint8_t)dir;
 	ev.len = len;
 	ev.flags = 0;
+	ev.cached = 0;
 	ev.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len;
 	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
@@ -145,13 +163,25 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		}
 		uo_trace_stream(fd, &s->st);
 	} else if (uo_range_empty(adv.drop) && uo_range_empty(adv.flush)) {
-		return;
+		goto probe;
 	} else if (!uo_same_file(fd, s)) {
 		uo_slot_clear(s);
 		uo_trace_decision(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
 	uo_apply(fd, &adv);
+probe:
+	if (!uo_range_empty(adv.probe)) {
+		ev.end = adv.probe.end;
+		ev.len = adv.probe.end - adv.probe.start;
+		ev.flags = (uint8_t)uo_probe(fd, adv.probe, uo_config.tuning.align, &ev.cached);
+		uo_observe(&s->st, &uo_config.tuning, &ev);
+		if (ev.flags == UO_EV_BLIND)
+			uo_trace_decision(fd, "reads spared",
+					  "what was cached before cannot be seen (not our file)");
+		else if (ev.flags == UO_EV_PROBED)
+			uo_trace_probe(fd, adv.probe, ev.cached);
+	}
 }
 
 /*

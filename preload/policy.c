@@ -11,12 +11,9 @@
 
 void uo_tuning_defaults(struct uo_tuning *out)
 {
-	out->threshold = USEONCE_DEFAULT_THRESHOLD;
-	out->window = USEONCE_DEFAULT_WINDOW;
-	out->align = USEONCE_ALIGN;
-	out->slack = USEONCE_CURSOR_SLACK;
-	out->guard = UO_GUARD_READ | UO_GUARD_WRITE;
-	out->write_lag = USEONCE_WRITE_LAG;
+	const struct uo_tuning defaults = UO_TUNING_DEFAULTS;
+
+	*out = defaults;
 }
 
 static uint64_t uo_align_down(uint64_t x, uint64_t a)
@@ -56,6 +53,104 @@ static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64
 	st->positioned = 1;
 	st->dropped = 0;
 	st->flushed = 0;
+	/* What was learnt of residency was about another part of the file. */
+	st->probed = 0;
+	st->probe_floor = 0;
+	st->cached = 0;
+	st->mask_base = 0;
+	st->head_cached = 0;
+}
+
+/* Was this folio cached before the stream reached it? */
+static bool uo_was_cached(const struct uo_stream *st, const struct uo_tuning *t, uint64_t folio)
+{
+	if (st->blind)
+		return true;
+	if (!st->probed)
+		return false;
+	if (folio < st->mask_base || folio * t->align >= st->probed)
+		return st->head_cached;
+	return (st->cached >> (folio - st->mask_base)) & 1;
+}
+
+/* The folios of [start, end) to keep, and end cut to what one mask can say. */
+static uint64_t uo_keep_mask(const struct uo_stream *st, const struct uo_tuning *t,
+			     uint64_t start, uint64_t *end)
+{
+	uint64_t first = start / t->align, keep = 0, i;
+
+	if (*end > start + UO_MEMORY_FOLIOS * t->align)
+		*end = start + UO_MEMORY_FOLIOS * t->align;
+	for (i = 0; first + i < (*end + t->align - 1) / t->align; i++)
+		if (uo_was_cached(st, t, first + i))
+			keep |= 1ULL << i;
+	return keep;
+}
+
+/*
+ * Ask for the residency of what lies a lookahead ahead of the cursor, once
+ * the run is a window long (small files are never probed).  Asked a window
+ * early, two windows at a time: a read of up to a window then never
+ * carries the cursor to less than a lookahead from unprobed folios, where
+ * readahead would make them look cached.
+ */
+static void uo_maybe_probe(struct uo_stream *st, const struct uo_tuning *t, uint64_t end,
+			   struct uo_advice *adv)
+{
+	uint64_t start = uo_align_up(end + t->lookahead, t->align);
+
+	if (st->dir != UO_READ || st->blind || st->noprobe ||
+	    end - st->run_start < t->window || end + t->lookahead + t->window < st->probed)
+		return;
+	if (start < st->probed)
+		start = st->probed;
+	adv->probe.start = start;
+	adv->probe.end = uo_align_up(end + t->lookahead + 2 * t->window, t->align);
+	if (adv->probe.end > start + UO_MEMORY_FOLIOS * t->align)
+		adv->probe.end = start + UO_MEMORY_FOLIOS * t->align;
+}
+
+static unsigned uo_popcount(uint64_t x)
+{
+	return (unsigned)__builtin_popcountll(x);
+}
+
+/*
+ * The answer to a probe: remember it, sliding the mask forward if needed.
+ * Folios skipped between two probes (a read bigger than a window) stay 0:
+ * not known to have been cached, so dropped as before.
+ */
+static void uo_probed(struct uo_stream *st, const struct uo_tuning *t, const struct uo_event *ev)
+{
+	uint64_t start = ev->end - ev->len, first = start / t->align, last, n, shift;
+
+	if (ev->flags & UO_EV_BLIND) {
+		st->blind = 1;
+		return;
+	}
+	if (ev->flags & UO_EV_NOPROBE) {
+		st->noprobe = 1;
+		return;
+	}
+	n = (ev->len + t->align - 1) / t->align;
+	if (!ev->len || n > UO_MEMORY_FOLIOS || start % t->align || st->dir != ev->dir ||
+	    start < st->probed)
+		return;
+	if (!st->probed) {
+		st->probe_floor = start;
+		st->mask_base = first;
+		st->cached = 0;
+		/* Whatever was read before the first probe is taken to be like it. */
+		st->head_cached = uo_popcount(ev->cached & (n < 64 ? (1ULL << n) - 1 : ~0ULL)) * 2 >= n;
+	}
+	last = first + n;
+	if (last > st->mask_base + UO_MEMORY_FOLIOS) {
+		shift = last - st->mask_base - UO_MEMORY_FOLIOS;
+		st->cached = shift >= 64 ? 0 : st->cached >> shift;
+		st->mask_base += shift;
+	}
+	st->cached |= ev->cached << (first - st->mask_base);
+	st->probed = ev->end;
 }
 
 /*
@@ -79,11 +174,12 @@ static uint64_t uo_drop_from(const struct uo_stream *st, const struct uo_tuning 
 static void uo_advise_read(struct uo_stream *st, const struct uo_tuning *t,
 			   uint64_t edge, struct uo_advice *adv)
 {
-	if (edge < st->dropped + t->window)
+	if (edge < st->dropped + t->window || st->blind)
 		return;
 	adv->drop.start = uo_drop_from(st, t);
 	adv->drop.end = edge;
-	st->dropped = edge;
+	adv->keep = uo_keep_mask(st, t, adv->drop.start, &adv->drop.end);
+	st->dropped = adv->drop.end;
 }
 
 /*
@@ -125,6 +221,11 @@ struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 	if (st->state == UO_IGNORED || ev->dir > UO_WRITE ||
 	    !(t->guard & (1u << ev->dir)))
 		return adv;
+	if (ev->flags & (UO_EV_PROBED | UO_EV_BLIND | UO_EV_NOPROBE)) {
+		if (ev->end != UO_UNKNOWN && ev->end >= ev->len)
+			uo_probed(st, t, ev);
+		return adv;
+	}
 
 	if (ev->end == UO_UNKNOWN) {
 		/* Counting is free; asking the kernel where the cursor is is not. */
@@ -149,6 +250,7 @@ struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 	else
 		st->next = ev->end;
 
+	uo_maybe_probe(st, t, ev->end, &adv);
 	if (st->state == UO_TRACKING) {
 		if (ev->end - st->run_start < t->threshold)
 			return adv;
@@ -171,22 +273,25 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 	struct uo_advice adv;
 
 	memset(&adv, 0, sizeof(adv));
-	if (st->state == UO_STREAM) {
-		if (st->dir == UO_READ) {
+	if (st->state == UO_STREAM && st->dir == UO_READ) {
+		/* Beyond what was probed, the stream never brought anything in. */
+		if (!st->blind) {
 			adv.drop.start = uo_drop_from(st, t);
-			adv.drop.end = UO_EOF;
-		} else {
-			/*
-			 * Write the tail and wait for it, as the writes were made
-			 * to: otherwise every file of a many-file stream (tar x)
-			 * would leave its last windows cached.
-			 */
-			adv.flush.start = st->flushed;
-			adv.flush.end = UO_EOF;
-			adv.drop.start = st->dropped;
-			adv.drop.end = UO_EOF;
-			adv.flags |= UO_ADV_WAIT;
+			adv.drop.end = st->probed ? st->probed : UO_EOF;
+			if (st->probed)
+				adv.keep = uo_keep_mask(st, t, adv.drop.start, &adv.drop.end);
 		}
+	} else if (st->state == UO_STREAM) {
+		/*
+		 * Write the tail and wait for it, as the writes were made to:
+		 * otherwise every file of a many-file stream (tar x) would
+		 * leave its last windows cached.
+		 */
+		adv.flush.start = st->flushed;
+		adv.flush.end = UO_EOF;
+		adv.drop.start = st->dropped;
+		adv.drop.end = UO_EOF;
+		adv.flags |= UO_ADV_WAIT;
 	}
 	uo_reset(st);
 	return adv;

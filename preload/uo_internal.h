@@ -87,6 +87,7 @@ int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
 
 /* advise.c: the only place that gives the kernel advice. */
 void uo_apply(int fd, const struct uo_advice *adv);
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 
 
 /* The slot of a descriptor that has moved data before, without creating one. */

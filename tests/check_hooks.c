@@ -110,6 +110,20 @@ static void make_hot(const char *path)
 static pid_t owner;
 
 /* At exit of the main process only: Check's forked test children exit too. */
+static void make_hot_range(const char *path, long from_mib, long to_mib)
+{
+	static char buf[MiB];
+	int fd = open(path, O_RDONLY);
+	long mib;
+
+	ck_assert_int_ge(fd, 0);
+	/* No readahead: exactly this range gets cached. */
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	for (mib = from_mib; mib < to_mib; mib++)
+		ck_assert_int_eq(syscall(SYS_pread64, fd, buf, sizeof(buf), mib * MiB), MiB);
+	close(fd);
+}
+
 static void suite_teardown(void)
 {
 	char cmd[PATH_MAX + 16];
@@ -335,6 +349,57 @@ START_TEST(test_read_stream_is_dropped)
 }
 END_TEST
 
+/* Residency of [from, to) MiB of a file we own, in MiB. */
+static long resident_range_mib(const char *path, long from, long to)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char vec[256];
+	long n = 0, mib;
+	void *map;
+
+	ck_assert_int_ge(fd, 0);
+	for (mib = from; mib < to; mib++) {
+		map = mmap(NULL, MiB, PROT_READ, MAP_SHARED, fd, mib * MiB);
+		ck_assert(map != MAP_FAILED);
+		ck_assert_int_eq(mincore(map, MiB, vec), 0);
+		n += (vec[0] & 1) && (vec[255] & 1);
+		munmap(map, MiB);
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * A stream over a file someone else keeps cached drops only what it
+ * brought in: _i 0, the whole file was cached; 1, its middle third.
+ */
+START_TEST(test_precached_pages_stay)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (!droppable)
+		return;
+	path_in(path, "precached");
+	fill(path, 192 * MiB);
+	make_cold(path);
+	make_hot_range(path, _i ? 64 : 0, _i ? 128 : 192);
+	ck_assert_int_eq(resident_range_mib(path, _i ? 64 : 0, _i ? 128 : 192), _i ? 64 : 192);
+
+	fd = open(path, O_RDONLY);
+	read_all(fd, MiB, false);
+	close(fd);
+	if (_i == 0) {
+		ck_assert_int_eq(resident_mib(path), 192);
+	} else {
+		ck_assert_int_eq(resident_range_mib(path, 64, 128), 64);
+		/* The cold thirds went, but for the very start, read before the first probe. */
+		ck_assert_int_le(resident_range_mib(path, 0, 64), 2);
+		ck_assert_int_le(resident_range_mib(path, 128, 192), 2);
+	}
+}
+END_TEST
+
 START_TEST(test_small_file_left_alone)
 {
 	char path[PATH_MAX];
@@ -465,6 +530,7 @@ static Suite *hooks_suite(void)
 	tcase_add_loop_test(guard, test_read_stream_is_dropped, 0, 2);
 	tcase_add_loop_test(guard, test_small_file_left_alone, 0, 2);
 	tcase_add_test(guard, test_random_reads_left_alone);
+	tcase_add_loop_test(guard, test_precached_pages_stay, 0, 2);
 	tcase_add_test(guard, test_write_stream_is_flushed_and_dropped);
 	tcase_add_test(guard, test_raw_close_then_reuse);
 	tcase_add_test(guard, test_dup2_over_a_stream);

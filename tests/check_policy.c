@@ -48,6 +48,34 @@ static struct uo_advice cursor(unsigned dir, uint64_t len, uint64_t pos)
 	return adv;
 }
 
+/*
+ * What was cached before the stream, folio by folio, when a test wants the
+ * policy's probes answered (NULL: probes go unanswered, as on a kernel
+ * without cachestat).
+ */
+static bool nothing(struct uo_advice a);
+static bool (*truth)(uint64_t folio);
+static bool blind;
+
+static void answer_probe(unsigned dir, struct uo_advice *a)
+{
+	struct uo_event ev = { .dir = (uint8_t)dir };
+	uint64_t f;
+
+	if (uo_range_empty(a->probe) || (!truth && !blind))
+		return;
+	/* Never below a lookahead: readahead would make the folios look cached. */
+	ck_assert_uint_eq(a->probe.start % tun.align, 0);
+	ck_assert_uint_eq(a->probe.end % tun.align, 0);
+	ev.end = a->probe.end;
+	ev.len = a->probe.end - a->probe.start;
+	ev.flags = blind ? UO_EV_BLIND : UO_EV_PROBED;
+	for (f = a->probe.start / tun.align; !blind && f < a->probe.end / tun.align; f++)
+		if (truth(f))
+			ev.cached |= 1ULL << (f - a->probe.start / tun.align);
+	ck_assert(nothing(uo_observe(&st, &tun, &ev)));
+}
+
 static bool nothing(struct uo_advice a)
 {
 	return uo_range_empty(a.drop) && uo_range_empty(a.flush) &&
@@ -61,18 +89,48 @@ static bool nothing(struct uo_advice a)
  */
 struct walk {
 	uint64_t dropped_to, flushed_to, drops, flushes, max_behind, waits;
+	uint64_t kept, let_go, wrongly_kept, wrongly_dropped, first_probe;
 	bool promoted;
 };
 
+/* Folio by folio, what a drop let go and what it kept; checked against the truth. */
+static void count_drop(struct walk *w, const struct uo_advice *a)
+{
+	uint64_t f, i;
+
+	for (f = a->drop.start / tun.align, i = 0; f < a->drop.end / tun.align; f++, i++) {
+		bool keep = (a->keep >> i) & 1;
+		bool was = truth && truth(f);
+
+		if (keep)
+			w->kept++;
+		else
+			w->let_go++;
+		/* Before the first probe the policy can only guess: not counted. */
+		if (f * tun.align < w->first_probe)
+			continue;
+		w->wrongly_kept += keep && !was;
+		w->wrongly_dropped += !keep && was;
+	}
+}
+
 static struct walk stream(unsigned dir, uint64_t start, uint64_t total, uint64_t step, bool use_cursor)
 {
-	struct walk w = { .dropped_to = UO_UNKNOWN, .flushed_to = UO_UNKNOWN };
+	struct walk w = { .dropped_to = UO_UNKNOWN, .flushed_to = UO_UNKNOWN,
+			  .first_probe = UO_UNKNOWN };
 	uint64_t off;
 
 	for (off = start; off < start + total; off += step) {
 		struct uo_advice a = use_cursor ? cursor(dir, step, off + step) : at(dir, off, step);
 		uint64_t end = off + step;
 
+		if (!uo_range_empty(a.probe)) {
+			ck_assert_int_eq(dir, UO_READ);
+			ck_assert_uint_ge(a.probe.start, end + tun.lookahead);
+			if (w.first_probe == UO_UNKNOWN)
+				w.first_probe = a.probe.start;
+		}
+		answer_probe(dir, &a);
 		if (a.flags & UO_ADV_PROMOTED) {
 			ck_assert_msg(!w.promoted, "promoted twice at %llu", (unsigned long long)off);
 			w.promoted = true;
@@ -90,6 +148,7 @@ static struct walk stream(unsigned dir, uint64_t start, uint64_t total, uint64_t
 				ck_assert_uint_eq(a.drop.start, w.dropped_to);
 			w.dropped_to = a.drop.end;
 			w.drops++;
+			count_drop(&w, &a);
 			if (a.flags & UO_ADV_WAIT)
 				w.waits++;
 		}
@@ -423,7 +482,7 @@ START_TEST(test_quiet_path_matches_full_path)
 {
 	struct uo_stream twin;
 	uint64_t off = 0;
-	int i, quiet = 0;
+	int i, quiet = 0, probes = 0;
 
 	memset(&twin, 0, sizeof(twin));
 	srandom(_i + 1);
@@ -449,16 +508,144 @@ START_TEST(test_quiet_path_matches_full_path)
 		if (uo_observe_quiet(&st, &tun, &ev)) {
 			quiet++;
 			ck_assert(nothing(full));
+			ck_assert(uo_range_empty(full.probe));
 		} else {
 			fast = uo_observe(&st, &tun, &ev);
 			ck_assert_mem_eq(&fast, &full, sizeof(full));
 		}
 		ck_assert_mem_eq(&st, &twin, sizeof(st));
+		/* Probes answered alike in both, with what some file might hold. */
+		if (!uo_range_empty(full.probe)) {
+			struct uo_event probed = {
+				.end = full.probe.end, .len = full.probe.end - full.probe.start,
+				.dir = ev.dir, .cached = (uint64_t)random() << 17 ^ (uint64_t)random(),
+				.flags = random() % 5000 == 0 ? UO_EV_BLIND : UO_EV_PROBED,
+			};
+
+			probes++;
+			uo_observe(&twin, &tun, &probed);
+			uo_observe(&st, &tun, &probed);
+		}
 	}
 	/* The shortcut must actually be taken most of the time. */
-	ck_assert_int_gt(quiet, 200000);
+	ck_assert_int_gt(quiet, 150000);
+	if (_i % 2 == 0)
+		ck_assert_int_gt(probes, 100);
 }
 END_TEST
+
+static bool none_cached(uint64_t folio)
+{
+	(void)folio;
+	return false;
+}
+
+static bool all_cached(uint64_t folio)
+{
+	(void)folio;
+	return true;
+}
+
+/* The middle third of a 600 MiB file. */
+static bool middle_cached(uint64_t folio)
+{
+	return folio >= 100 && folio < 200;
+}
+
+/* Every other 8 MiB: someone reads the file in strides. */
+static bool striped(uint64_t folio)
+{
+	return (folio / 4) % 2;
+}
+
+START_TEST(test_cold_file_dropped_whole)
+{
+	struct walk w;
+
+	truth = none_cached;
+	w = stream(UO_READ, 0, 600 * MiB, MiB, _i);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.kept, 0);
+	ck_assert_uint_ge(w.let_go, (600 * MiB - 2 * tun.window) / tun.align);
+}
+END_TEST
+
+START_TEST(test_cached_file_kept_whole)
+{
+	struct walk w;
+	struct uo_advice a;
+
+	truth = all_cached;
+	w = stream(UO_READ, 0, 600 * MiB, MiB, _i);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.let_go, 0);
+	ck_assert_uint_gt(w.kept, 200);
+	a = uo_closing(&st, &tun);
+	ck_assert_uint_eq(a.keep, (1ULL << ((a.drop.end - a.drop.start) / tun.align)) - 1);
+}
+END_TEST
+
+START_TEST(test_partly_cached_file_keeps_its_part)
+{
+	struct walk w;
+
+	truth = _i ? striped : middle_cached;
+	w = stream(UO_READ, 0, 600 * MiB, MiB, false);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.wrongly_kept, 0);
+	ck_assert_uint_eq(w.wrongly_dropped, 0);
+	ck_assert_uint_gt(w.kept, 40);
+	ck_assert_uint_gt(w.let_go, 100);
+}
+END_TEST
+
+START_TEST(test_big_reads_leave_no_folio_misjudged)
+{
+	struct walk w;
+
+	/* Reads of a whole window (copies are cut so) still probe beyond readahead. */
+	truth = middle_cached;
+	w = stream(UO_READ, 0, 600 * MiB, tun.window, _i);
+	ck_assert_uint_eq(w.wrongly_kept, 0);
+	ck_assert_uint_eq(w.wrongly_dropped, 0);
+}
+END_TEST
+
+START_TEST(test_blind_stream_is_spared)
+{
+	struct walk w;
+
+	blind = true;
+	w = stream(UO_READ, 0, 600 * MiB, MiB, _i);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.drops, 0);
+	ck_assert(uo_range_empty(uo_closing(&st, &tun).drop));
+}
+END_TEST
+
+START_TEST(test_small_files_are_not_probed)
+{
+	uint64_t off;
+
+	truth = all_cached;
+	for (off = 0; off + 64 * 1024 <= tun.window - 64 * 1024; off += 64 * 1024)
+		ck_assert(uo_range_empty(at(UO_READ, off, 64 * 1024).probe));
+}
+END_TEST
+
+START_TEST(test_writes_are_not_probed)
+{
+	truth = all_cached;
+	ck_assert_uint_eq(stream(UO_WRITE, 0, GiB, MiB, false).kept, 0);
+}
+END_TEST
+
+static void reset_truth(void)
+{
+	setup();
+	truth = NULL;
+	blind = false;
+}
 
 static Suite *policy_suite(void)
 {
@@ -467,6 +654,7 @@ static Suite *policy_suite(void)
 	TCase *reads = tcase_create("reads");
 	TCase *writes = tcase_create("writes");
 	TCase *edges = tcase_create("edges");
+	TCase *cache = tcase_create("cached before");
 
 	tcase_add_checked_fixture(detect, setup, NULL);
 	tcase_add_test(detect, test_read_below_threshold_is_left_alone);
@@ -495,6 +683,16 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
 	suite_add_tcase(s, writes);
+
+	tcase_add_checked_fixture(cache, reset_truth, NULL);
+	tcase_add_loop_test(cache, test_cold_file_dropped_whole, 0, 2);
+	tcase_add_loop_test(cache, test_cached_file_kept_whole, 0, 2);
+	tcase_add_loop_test(cache, test_partly_cached_file_keeps_its_part, 0, 2);
+	tcase_add_loop_test(cache, test_big_reads_leave_no_folio_misjudged, 0, 2);
+	tcase_add_loop_test(cache, test_blind_stream_is_spared, 0, 2);
+	tcase_add_test(cache, test_small_files_are_not_probed);
+	tcase_add_test(cache, test_writes_are_not_probed);
+	suite_add_tcase(s, cache);
 
 	tcase_add_checked_fixture(edges, setup, NULL);
 	tcase_add_loop_test(edges, test_guard_one_direction, UO_READ, UO_WRITE + 1);
