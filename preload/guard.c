@@ -189,6 +189,20 @@ probe:
  * the policy.  'len' is what the caller did not already add to the slot's
  * count.
  */
+/* Blind read streams are read uncached, unless the kernel refused it for this one. */
+static void uo_update_uncached(int fd, struct uo_slot *s)
+{
+	bool want = s->st.state == UO_STREAM && s->st.dir == UO_READ && s->st.blind;
+	uint32_t now = atomic_load_explicit(&s->uncached, memory_order_relaxed);
+
+	if (now != UO_UNCACHED_REFUSED && now != (want ? UO_UNCACHED_ON : UO_UNCACHED_OFF)) {
+		atomic_store_explicit(&s->uncached, want ? UO_UNCACHED_ON : UO_UNCACHED_OFF,
+				      memory_order_relaxed);
+		if (want)
+			uo_trace_decision(fd, "reading uncached (RWF_DONTCACHE)", NULL);
+	}
+}
+
 void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 {
 	int saved = errno;
@@ -210,6 +224,7 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 		return;
 	}
 	uo_guard_locked(fd, s, dir, at, len);
+	uo_update_uncached(fd, s);
 	uo_slot_unlock(s);
 	errno = saved;
 }

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
@@ -36,6 +37,7 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 #define UO_NO_OFFSET	((off64_t *)0)
 #define UO_AT(off)	((off) < 0 ? UO_CURSOR : (uint64_t)(off))
 #define UO_AT_PTR(p)	((p) ? UO_AT(*(p)) : UO_CURSOR)
+#define UO_ONE(buf, n)	(&(struct iovec){ .iov_base = (buf), .iov_len = (n) })
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
 
 /* libc's functions, and a getter that finds one if the constructor has not yet. */
@@ -51,6 +53,7 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 		return fn;							\
 	}
 #define UO_IO(ret, name, params, ...)			UO_REAL(ret, name, params)
+#define UO_READING(ret, name, params, ...)		UO_REAL(ret, name, params)
 #define UO_COPY(ret, name, params, ...)			UO_REAL(ret, name, params)
 #define UO_CLOSE(ret, name, params, ...)		UO_REAL(ret, name, params)
 #define UO_REPLACE(ret, name, params, ...)		UO_REAL(ret, name, params)
@@ -58,6 +61,7 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 #define UO_FORGET_FROM(name, params, ...)		UO_REAL(void, name, params)
 #include "hooks.def"
 #undef UO_IO
+#undef UO_READING
 #undef UO_COPY
 #undef UO_CLOSE
 #undef UO_REPLACE
@@ -81,6 +85,26 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 		uo_ret = uo_fn args;						\
 		if ((bytes) > 0)						\
 			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
+		return uo_ret;							\
+	}
+
+static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
+			     off64_t off, int flags, ssize_t *out);
+
+/* A read, made uncached when the guard asked for it (see uo_read_uncached). */
+#define UO_READING(ret, name, params, args, fail, fd, at, bytes, iov, cnt, off, flags) \
+	UO_EXPORT ret name params						\
+	{									\
+		uint64_t uo_at = (at);						\
+		struct uo_slot *uo_s = uo_slot_peek(fd);			\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
+				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
+		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (off), (flags), &uo_ret)) \
+			uo_ret = uo_fn args;					\
+		if ((bytes) > 0)						\
+			uo_note((fd), UO_READ, uo_at, (uint64_t)(bytes));	\
 		return uo_ret;							\
 	}
 
@@ -175,6 +199,35 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 	}
 
 #include "hooks.def"
+
+/*
+ * preadv2 with RWF_DONTCACHE: the same result as the program's own read
+ * (offset -1 reads at and moves the file position), and the kernel keeps
+ * what was cached before.  False when it does not apply (a short request,
+ * a fortify check to run) or the kernel or filesystem refuse the flag;
+ * then the program's own call is made, as nothing was read.
+ */
+static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
+			     off64_t off, int flags, ssize_t *out)
+{
+	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int) = uo_get_preadv64v2();
+	size_t total = 0;
+	int i, saved = errno;
+
+	if (!fn || cnt <= 0 || cnt > IOV_MAX || off < -1)
+		return false;
+	for (i = 0; i < cnt; i++)
+		total += iov[i].iov_len;
+	if (total < UO_UNCACHED_MIN)
+		return false;
+	*out = fn(fd, iov, cnt, off, flags | RWF_DONTCACHE);
+	if (*out < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		atomic_store_explicit(&s->uncached, UO_UNCACHED_REFUSED, memory_order_relaxed);
+		errno = saved;
+		return false;
+	}
+	return true;
+}
 
 /*
  * Every process of a desktop session may load us, most of them never moving

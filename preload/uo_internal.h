@@ -27,10 +27,25 @@
 
 #define UO_FDTAB_CHUNK	256u
 
+/*
+ * A read stream whose cached pages we cannot see (another user's file) is
+ * read with RWF_DONTCACHE (Linux 6.14): the kernel itself keeps what was
+ * cached before and drops the rest.  Only for reads of 64 KiB or more:
+ * 4 KiB reads ran at 250 MB/s with it against 348 MB/s without.
+ */
+#define UO_UNCACHED_OFF		0u
+#define UO_UNCACHED_ON		1u
+#define UO_UNCACHED_REFUSED	2u	/* the filesystem or kernel said no: never again here */
+#define UO_UNCACHED_MIN		(64u * 1024u)
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE		0x00000080
+#endif
+
 struct uo_slot {
 	_Atomic uint64_t counted;	/* bytes moved at the cursor, not yet given to the policy */
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
+	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
 	uint64_t dev;		/* identity of the file, recorded when it became a stream */
 	uint64_t ino;
 	struct uo_stream st;
