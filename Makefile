@@ -20,7 +20,8 @@ Q = @
 endif
 
 LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
-           preload/policy.c preload/config.c preload/trace.c preload/sys.c
+           preload/policy.c preload/config.c preload/trace.c preload/sys.c \
+           preload/record.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
 HDRS     = include/useonce.h preload/uo_internal.h preload/hooks.def
 

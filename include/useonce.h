@@ -28,10 +28,12 @@ extern "C" {
 #define USEONCE_ENV_WINDOW	"USEONCE_WINDOW"	/* size: bytes between two advice calls */
 #define USEONCE_ENV_GUARD	"USEONCE_GUARD"		/* read, write or both */
 #define USEONCE_ENV_TRACE	"USEONCE_TRACE"		/* "stderr", a descriptor number or a file */
+#define USEONCE_ENV_REUSE	"USEONCE_REUSE"		/* seconds: a file streamed again within is kept */
 
 /* Defaults, chosen from measurements on ext4 with 2 MiB folios. */
 #define USEONCE_DEFAULT_THRESHOLD	(32ULL << 20)
 #define USEONCE_DEFAULT_WINDOW		(8ULL << 20)
+#define USEONCE_DEFAULT_REUSE		600
 /* Advice is given in whole folios: fadvise skips a folio it does not cover. */
 #define USEONCE_ALIGN			(2ULL << 20)
 /* stdio reads ahead of the program by its buffer; tolerate that much drift. */

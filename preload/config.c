@@ -20,7 +20,19 @@ struct uo_config uo_config = {
 	.disabled = false,
 	.trace_fd = -1,
 	.trace_path = "",
+	.reuse_s = USEONCE_DEFAULT_REUSE,
+	.record_path = "",
 };
+
+/* a then b into out, which the caller made big enough (libc's memcpy would cost a symbol version). */
+static void uo_copy(char *out, const char *a, const char *b)
+{
+	while (*a)
+		*out++ = *a++;
+	while (*b)
+		*out++ = *b++;
+	*out = '\0';
+}
 
 /* "8M", "8MiB", "8388608", "1g": binary multiples, as dd and fincore read them. */
 static bool uo_parse_size(const char *s, uint64_t *out)
@@ -97,7 +109,7 @@ static void uo_load_trace(const char *s)
 	else if (uo_parse_size(s, &fd) && s[strspn(s, "0123456789")] == '\0' && fd < UO_FDTAB_MAX)
 		uo_config.trace_fd = (int)fd;
 	else if (s[0] == '/' && strlen(s) < sizeof(uo_config.trace_path))
-		memcpy(uo_config.trace_path, s, strlen(s) + 1);
+		uo_copy(uo_config.trace_path, s, "");
 	else
 		uo_warn(USEONCE_ENV_TRACE, s,
 			"expected stderr, a descriptor number or an absolute path; not tracing");
@@ -124,6 +136,38 @@ static const char *uo_value(const char *entry, const char *name)
 	return rest && *rest == '=' ? rest + 1 : NULL;
 }
 
+/* "600", "90s", "10m", "2h": seconds; 0 turns the record off. */
+static void uo_load_reuse(const char *s)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9' && v < 1000000000; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (p != s && *p == 'm' && !p[1])
+		v *= 60;
+	else if (p != s && *p == 'h' && !p[1])
+		v *= 3600;
+	else if (p == s || (*p && (*p != 's' || p[1])) || v >= 1000000000) {
+		uo_warn(USEONCE_ENV_REUSE, s, "expected seconds (600, 10m, 2h); using 10m");
+		return;
+	}
+	uo_config.reuse_s = (uint32_t)(v > 30 * 86400 ? 30 * 86400 : v);
+}
+
+/*
+ * The record of recent streams lives in the user's runtime directory
+ * (per user, private, on tmpfs: gone at logout).  Without one, no record.
+ */
+static void uo_load_record_path(const char *dir)
+{
+	static const char name[] = "/useonce-streams";
+
+	if (dir[0] != '/' || strlen(dir) + sizeof(name) > sizeof(uo_config.record_path))
+		return;
+	uo_copy(uo_config.record_path, dir, name);
+}
+
 void uo_config_load(void)
 {
 	struct uo_tuning *t = &uo_config.tuning;
@@ -137,6 +181,8 @@ void uo_config_load(void)
 	 * Secure mode is asked about only when there is something to ignore.
 	 */
 	for (env = environ; *env; env++) {
+		if ((*env)[0] == 'X' && (v = uo_value(*env, "XDG_RUNTIME_DIR")))
+			uo_load_record_path(v);
 		if ((*env)[0] != 'U' || !uo_after(*env, "USEONCE_"))
 			continue;
 		if (getauxval(AT_SECURE))
@@ -151,6 +197,8 @@ void uo_config_load(void)
 			uo_load_guard(v);
 		else if ((v = uo_value(*env, USEONCE_ENV_TRACE)))
 			uo_load_trace(v);
+		else if ((v = uo_value(*env, USEONCE_ENV_REUSE)))
+			uo_load_reuse(v);
 	}
 	/* Advice is given in whole folios, and a stream is at least one window. */
 	if (t->window % t->align)

@@ -63,8 +63,7 @@ void uo_slot_clear(struct uo_slot *s)
 	atomic_store_explicit(&s->counted, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
 	uo_reset(&s->st);
-	s->dev = 0;
-	s->ino = 0;
+	memset(&s->file, 0, sizeof(s->file));
 }
 
 void uo_slot_forget(struct uo_slot *s)

@@ -69,8 +69,7 @@ static const char *uo_classify(int fd, struct uo_slot *s)
 	fl = fcntl(fd, F_GETFL);
 	if (fl >= 0 && (fl & O_DIRECT))
 		return "O_DIRECT bypasses the page cache";
-	s->dev = st.dev;
-	s->ino = st.ino;
+	s->file = st;
 	return NULL;
 }
 
@@ -79,7 +78,7 @@ static bool uo_same_file(int fd, const struct uo_slot *s)
 {
 	struct uo_file st;
 
-	return uo_fstat(fd, &st) == 0 && st.dev == s->dev && st.ino == s->ino;
+	return uo_fstat(fd, &st) == 0 && st.dev == s->file.dev && st.ino == s->file.ino;
 }
 
 static void uo_trace_decision(int fd, const char *what, const char *detail)
@@ -159,6 +158,12 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		if (why) {
 			uo_ignore(&s->st);
 			uo_trace_decision(fd, "ignored", why);
+			return;
+		}
+		if (s->st.dir == UO_READ && uo_record_streamed_again(&s->file)) {
+			uo_ignore(&s->st);
+			uo_trace_decision(fd, "left to the kernel's cache",
+					  "streamed again within USEONCE_REUSE");
 			return;
 		}
 		uo_trace_stream(fd, &s->st);

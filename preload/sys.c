@@ -19,11 +19,14 @@ int uo_fstat(int fd, struct uo_file *f)
 	struct statx stx;
 
 	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-		    STATX_TYPE | STATX_INO, &stx) != 0)
+		    STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_UID, &stx) != 0)
 		return -1;
 	f->dev = (uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
 	f->ino = stx.stx_ino;
 	f->mode = stx.stx_mode;
+	f->uid = stx.stx_uid;
+	f->size = stx.stx_size;
+	f->mtime_ns = (uint64_t)stx.stx_mtime.tv_sec * 1000000000ULL + stx.stx_mtime.tv_nsec;
 	return 0;
 }
 

@@ -25,6 +25,15 @@
 /* The largest count one read/write/copy system call moves on Linux. */
 #define UO_MAX_RW_COUNT	0x7ffff000ULL
 
+struct uo_file {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	uint64_t mtime_ns;
+	uint32_t mode;
+	uint32_t uid;
+};
+
 #define UO_FDTAB_CHUNK	256u
 
 /*
@@ -46,8 +55,7 @@ struct uo_slot {
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
-	uint64_t dev;		/* identity of the file, recorded when it became a stream */
-	uint64_t ino;
+	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
 };
 
@@ -64,6 +72,8 @@ struct uo_config {
 	bool disabled;
 	int trace_fd;		/* -1: no trace to a descriptor */
 	char trace_path[256];	/* "": no trace to a file */
+	uint32_t reuse_s;	/* a file streamed again within this is left cached; 0: never */
+	char record_path[256];	/* the user's record of recent streams; "": none */
 };
 extern struct uo_config uo_config;
 void uo_config_load(void);
@@ -92,13 +102,11 @@ size_t uo_copy_window(int in, int out, size_t len);
 int uo_stdio_fd(FILE *fp);
 
 /* sys.c: system calls made without libc's versioned wrappers. */
-struct uo_file {
-	uint64_t dev;
-	uint64_t ino;
-	uint32_t mode;
-};
 int uo_fstat(int fd, struct uo_file *f);
 int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
+
+/* record.c: the user's recently streamed files. */
+bool uo_record_streamed_again(const struct uo_file *f);
 
 /* advise.c: the only place that gives the kernel advice. */
 void uo_apply(int fd, const struct uo_advice *adv);

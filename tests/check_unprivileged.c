@@ -64,6 +64,12 @@ static long resident_mib(long from, long to)
 	return n;
 }
 
+/*
+ * Tolerated loss of cached MiB to the rest of the machine (other programs'
+ * memory pressure reclaims pages read once, ours included).
+ */
+#define NOISE_MIB	2
+
 /* Exactly [from, to) MiB cached, as root, without readahead around it. */
 static void cache_range(long from, long to)
 {
@@ -78,7 +84,7 @@ static void cache_range(long from, long to)
 	for (mib = from; mib < to; mib++)
 		ck_assert_int_eq(pread(fd, buf, sizeof(buf), mib << 20), sizeof(buf));
 	close(fd);
-	ck_assert_int_eq(resident_mib(from, to), to - from);
+	ck_assert_int_ge(resident_mib(from, to), to - from - NOISE_MIB);
 }
 
 /* Does u.out hold the digest u.digest holds? */
@@ -150,11 +156,11 @@ START_TEST(test_blind_stream)
 	printf("unprivileged: %-4s %-20s resident after, by third: %3ld %3ld %3ld MiB\n",
 	       prog, state_name[state], head, middle, tail);
 	if (state != COLD)
-		ck_assert_msg(middle == THIRD_MIB, "%s dropped %ld MiB that were cached before",
-			      prog, THIRD_MIB - middle);
+		ck_assert_msg(middle >= THIRD_MIB - NOISE_MIB, "%s dropped %ld MiB that were "
+			      "cached before", prog, THIRD_MIB - middle);
 	if (state == ALL_CACHED)
-		ck_assert_msg(head + tail == 2 * THIRD_MIB, "%s dropped %ld MiB that were cached "
-			      "before", prog, 2 * THIRD_MIB - head - tail);
+		ck_assert_msg(head + tail >= 2 * THIRD_MIB - NOISE_MIB, "%s dropped %ld MiB that "
+			      "were cached before", prog, 2 * THIRD_MIB - head - tail);
 	else
 		ck_assert_msg(head + tail + (state == COLD ? middle : 0) <= HEAD_MAX_MIB,
 			      "%s left %ld MiB of a cold stream cached (bound %d)", prog,

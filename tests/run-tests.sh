@@ -7,6 +7,9 @@ set -u
 build=$1
 shift
 export UO_BUILD="$build"
+# Tests stream the same files again and again: the record of recent streams
+# would keep them cached.  check_reuse turns it on where it is under test.
+export USEONCE_REUSE=0
 passed=0
 failed=0
 broken=""

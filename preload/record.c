@@ -1,0 +1,148 @@
+/*
+ * The user's recently streamed files, shared by all their processes.
+ *
+ * Use-once is a guess.  A file streamed again soon (a log grepped four
+ * times, an input a build reads on every run) is better left to the
+ * kernel's cache, if it fits comfortably in memory.  Each stream is noted
+ * here when it is recognised; one noted within USEONCE_REUSE seconds
+ * before is not dropped.
+ *
+ * A small file of fixed-size entries, read and written with raw pread and
+ * pwrite (our own hooks stay out of it) when a stream is recognised, never
+ * mapped: a file shrunk by someone else cannot bring SIGBUS into the
+ * program.  No locks: an entry
+ * carries a check word, and one torn by two processes writing at once is
+ * taken as empty.  The worst a damaged or hostile record can do is make
+ * one stream be dropped or kept.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uo_internal.h"
+
+#define UO_RECORD_MAGIC		0x3163657265737575ULL	/* "uusrec1" */
+#define UO_RECORD_SLOTS		512
+#define UO_RECORD_PROBES	4
+#define UO_RECORD_CHECK		0x9e3779b97f4a7c15ULL
+
+struct uo_record_entry {
+	uint64_t key;		/* hash of device, inode, size, mtime; 0: empty */
+	uint64_t seen;		/* CLOCK_REALTIME seconds of the last stream */
+	uint64_t check;		/* key ^ seen ^ UO_RECORD_CHECK, else torn */
+};
+
+#define UO_RECORD_SIZE	(sizeof(uint64_t) + UO_RECORD_SLOTS * sizeof(struct uo_record_entry))
+
+static uint64_t uo_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UO_RECORD_CHECK + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* The same file, unchanged: a changed file is another stream. */
+static uint64_t uo_record_key(const struct uo_file *f)
+{
+	uint64_t h = uo_mix(uo_mix(uo_mix(uo_mix(1, f->dev), f->ino), f->size), f->mtime_ns);
+
+	return h ? h : 1;
+}
+
+/* Opens (creating) the record; -1 if it is not ours or not usable. */
+static int uo_record_open(void)
+{
+	uint64_t magic = 0;
+	struct uo_file f;
+	int fd;
+
+	fd = (int)syscall(SYS_openat, AT_FDCWD, uo_config.record_path,
+			  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return -1;
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)geteuid())
+		goto bad;
+	/* Never shrunk: another process may be reading it. */
+	if (f.size < UO_RECORD_SIZE && ftruncate(fd, (off_t)UO_RECORD_SIZE) != 0)
+		goto bad;
+	if (syscall(SYS_pread64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
+		goto bad;
+	if (magic != UO_RECORD_MAGIC) {
+		/* New, or not ours to understand: start it afresh. */
+		static const char zero[UO_RECORD_SIZE];
+
+		magic = UO_RECORD_MAGIC;
+		if (syscall(SYS_pwrite64, fd, zero, sizeof(zero), 0) != (long)sizeof(zero) ||
+		    syscall(SYS_pwrite64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
+			goto bad;
+	}
+	return fd;
+bad:
+	syscall(SYS_close, fd);
+	return -1;
+}
+
+/* Does the file fit comfortably in memory?  A quarter of it, at most. */
+static bool uo_fits_in_memory(uint64_t size)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) == 0 && size <= (uint64_t)si.totalram * si.mem_unit / 4;
+}
+
+bool uo_record_streamed_again(const struct uo_file *f)
+{
+	struct uo_record_entry e[UO_RECORD_PROBES], now_e;
+	uint64_t key = uo_record_key(f), now;
+	unsigned first = (unsigned)(key % (UO_RECORD_SLOTS - UO_RECORD_PROBES + 1)), i, slot;
+	off_t at = (off_t)(sizeof(uint64_t) + first * sizeof(struct uo_record_entry));
+	struct timespec ts;
+	bool again = false;
+	int fd;
+
+	/* A setuid program writes no files of ours (asked here, not at every start). */
+	if (!uo_config.reuse_s || !uo_config.record_path[0] || getauxval(AT_SECURE) ||
+	    syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) != 0)
+		return false;
+	fd = uo_record_open();
+	if (fd < 0)
+		return false;
+	now = (uint64_t)ts.tv_sec;
+	if (syscall(SYS_pread64, fd, e, sizeof(e), at) != (long)sizeof(e))
+		goto out;
+	/* Ours if there, else the first empty (or torn) slot, else the oldest. */
+	slot = UO_RECORD_PROBES;
+	for (i = 0; i < UO_RECORD_PROBES; i++) {
+		if ((e[i].key ^ e[i].seen ^ UO_RECORD_CHECK) != e[i].check || !e[i].key)
+			e[i].key = e[i].seen = 0;
+		if (e[i].key == key) {
+			slot = i;
+			again = e[i].seen <= now && now - e[i].seen <= uo_config.reuse_s &&
+				uo_fits_in_memory(f->size);
+			break;
+		}
+	}
+	for (i = 0; slot == UO_RECORD_PROBES && i < UO_RECORD_PROBES; i++)
+		if (!e[i].key)
+			slot = i;
+	if (slot == UO_RECORD_PROBES)
+		for (slot = 0, i = 1; i < UO_RECORD_PROBES; i++)
+			if (e[i].seen < e[slot].seen)
+				slot = i;
+	now_e.key = key;
+	now_e.seen = now;
+	now_e.check = key ^ now ^ UO_RECORD_CHECK;
+	if (syscall(SYS_pwrite64, fd, &now_e, sizeof(now_e),
+		    at + (off_t)(slot * sizeof(now_e))) != (long)sizeof(now_e))
+		again = false;
+out:
+	syscall(SYS_close, fd);
+	return again;
+}

@@ -1,0 +1,235 @@
+/*
+ * A file that comes back is not a stream: streamed again within
+ * USEONCE_REUSE seconds, it is left to the kernel's cache.  The record of
+ * recent streams is shared by the user's processes, so each case runs
+ * real programs one after the other.  A damaged record changes nothing a
+ * program sees.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define FILE_MIB	128
+#define DROPPED_MAX	(16 * UOT_MIB)
+#define KEPT_MIN	(FILE_MIB * UOT_MIB * 95 / 100)
+
+static struct {
+	char why[256];
+	char file[512];
+	char run[512];		/* the user's runtime directory, for the record */
+	char record[600];
+	char xdg[600];
+	char reuse[64];
+	char trace[600];
+	char trace_env[620];
+} r;
+
+/* cat FILE under the library with the record in r.run; residency after. */
+static uint64_t stream(const char *reuse_s, bool with_record)
+{
+	const char *argv[] = { "cat", r.file, NULL };
+	const char *env[] = { r.reuse, r.trace_env, with_record ? r.xdg : "XDG_RUNTIME_DIR=", NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .out = "/dev/null" };
+	struct uot_result res;
+	int64_t resident;
+
+	snprintf(r.reuse, sizeof(r.reuse), "USEONCE_REUSE=%s", reuse_s);
+	ck_assert_msg(uot_run(&c, &res) == 0, "cat: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(res.status), "cat: %s", uot_status_str(res.status));
+	resident = uot_resident(r.file, NULL);
+	ck_assert_int_ge(resident, 0);
+	return (uint64_t)resident;
+}
+
+static bool skipped(void)
+{
+	if (r.why[0])
+		printf("reuse: skipped: %s\n", r.why);
+	return r.why[0] != '\0';
+}
+
+static void fresh(void)
+{
+	if (r.why[0])
+		return;
+	unlink(r.record);
+	unlink(r.trace);
+	ck_assert_int_eq(uot_make_cold(r.file), 0);
+}
+
+START_TEST(test_second_stream_left_cached)
+{
+	uint64_t first, second;
+
+	if (skipped())
+		return;
+	fresh();
+	first = stream("600", true);
+	second = stream("600", true);
+	printf("reuse: streamed twice: resident after the first %.0f MiB, the second %.0f MiB\n",
+	       uot_mib(first), uot_mib(second));
+	ck_assert_msg(first <= DROPPED_MAX, "the first stream was not dropped: %.0f MiB",
+		      uot_mib(first));
+	ck_assert_msg(second >= KEPT_MIN, "the file came back but was dropped: %.0f MiB",
+		      uot_mib(second));
+}
+END_TEST
+
+START_TEST(test_too_late_is_a_new_stream)
+{
+	struct timespec nap = { 2, 200000000 };
+
+	if (skipped())
+		return;
+	fresh();
+	ck_assert_uint_le(stream("1", true), DROPPED_MAX);
+	nanosleep(&nap, NULL);
+	ck_assert_uint_le(stream("1", true), DROPPED_MAX);
+}
+END_TEST
+
+START_TEST(test_changed_file_is_a_new_stream)
+{
+	struct timespec later[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+
+	if (skipped())
+		return;
+	fresh();
+	ck_assert_uint_le(stream("600", true), DROPPED_MAX);
+	/* Same inode, new mtime: what was streamed is not what is read now. */
+	clock_gettime(CLOCK_REALTIME, &later[1]);
+	later[1].tv_sec += 5;
+	ck_assert_int_eq(utimensat(AT_FDCWD, r.file, later, 0), 0);
+	ck_assert_uint_le(stream("600", true), DROPPED_MAX);
+}
+END_TEST
+
+START_TEST(test_no_runtime_dir_no_record)
+{
+	if (skipped())
+		return;
+	fresh();
+	ck_assert_uint_le(stream("600", false), DROPPED_MAX);
+	ck_assert_uint_le(stream("600", false), DROPPED_MAX);
+	ck_assert_int_ne(access(r.record, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_reuse_zero_turns_it_off)
+{
+	if (skipped())
+		return;
+	fresh();
+	ck_assert_uint_le(stream("0", true), DROPPED_MAX);
+	ck_assert_uint_le(stream("0", true), DROPPED_MAX);
+}
+END_TEST
+
+/*
+ * _i: garbage, a file cut short, a symbolic link to elsewhere, a directory.
+ * Programs run as before; a link is not followed, a bad record is rebuilt
+ * or ignored.
+ */
+START_TEST(test_damaged_record)
+{
+	char target[620];
+	int fd;
+
+	if (skipped())
+		return;
+	fresh();
+	snprintf(target, sizeof(target), "%s/elsewhere", r.run);
+	unlink(target);
+	rmdir(r.record);
+	switch (_i) {
+	case 0:
+		fd = open(r.record, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ck_assert_int_ge(fd, 0);
+		for (int k = 0; k < 4096; k++)
+			ck_assert_int_eq(write(fd, "garbage!", 8), 8);
+		close(fd);
+		break;
+	case 1:
+		fd = open(r.record, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, "x", 1), 1);
+		close(fd);
+		break;
+	case 2:
+		ck_assert_int_eq(symlink(target, r.record), 0);
+		break;
+	case 3:
+		ck_assert_int_eq(mkdir(r.record, 0700), 0);
+		break;
+	}
+	ck_assert_uint_le(stream("600", true), DROPPED_MAX);
+	if (_i < 2)
+		ck_assert_uint_ge(stream("600", true), KEPT_MIN);
+	else
+		ck_assert_uint_le(stream("600", true), DROPPED_MAX);
+	ck_assert_msg(access(target, F_OK) != 0, "the record followed a symbolic link");
+	unlink(r.record);
+	rmdir(r.record);
+}
+END_TEST
+
+static void cleanup_at_exit(void)
+{
+	unlink(r.record);
+	rmdir(r.record);
+	unlink(r.trace);
+	uot_scratch_remove();
+}
+
+static void prepare(void)
+{
+	uot_sweep_stale();
+	if (uot_scratch_create() != 0) {
+		snprintf(r.why, sizeof(r.why), "%s", uot_why());
+		return;
+	}
+	atexit(cleanup_at_exit);
+	uot_scratch_path(r.file, sizeof(r.file), "stream");
+	uot_scratch_path(r.run, sizeof(r.run), "run");
+	snprintf(r.record, sizeof(r.record), "%s/useonce-streams", r.run);
+	snprintf(r.xdg, sizeof(r.xdg), "XDG_RUNTIME_DIR=%s", r.run);
+	uot_scratch_path(r.trace, sizeof(r.trace), "trace");
+	snprintf(r.trace_env, sizeof(r.trace_env), "USEONCE_TRACE=%s", r.trace);
+	if (mkdir(r.run, 0700) != 0 || uot_make_file(r.file, (uint64_t)FILE_MIB << 20, 5) != 0)
+		snprintf(r.why, sizeof(r.why), "cannot make the files: %s", strerror(errno));
+}
+
+int main(void)
+{
+	Suite *s = suite_create("reuse");
+	TCase *tc = tcase_create("streamed again");
+	SRunner *sr;
+	int failed;
+
+	prepare();
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_second_stream_left_cached);
+	tcase_add_test(tc, test_too_late_is_a_new_stream);
+	tcase_add_test(tc, test_changed_file_is_a_new_stream);
+	tcase_add_test(tc, test_no_runtime_dir_no_record);
+	tcase_add_test(tc, test_reuse_zero_turns_it_off);
+	tcase_add_loop_test(tc, test_damaged_record, 0, 4);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	/* In-process: the record and the file are shared from case to case anyway. */
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
