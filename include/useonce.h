@@ -185,9 +185,9 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 	    !(t->guard & (1u << ev->dir)))
 		return false;
 	start = ev->end - ev->len;
-	/* A probe falls due (the same test as uo_observe's). */
+	/* A probe falls due (the same test as uo_observe's, on the run this event is in). */
 	if (ev->dir == UO_READ && !st->blind && !st->noprobe &&
-	    ev->end - st->run_start >= t->window &&
+	    ev->end - (start != st->next ? start : st->run_start) >= t->window &&
 	    ev->end + t->lookahead + t->window >= st->probed)
 		return false;
 	if (st->state == UO_STREAM) {

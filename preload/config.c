@@ -162,8 +162,12 @@ static void uo_load_reuse(const char *s)
 static void uo_load_record_path(const char *dir)
 {
 	static const char name[] = "/useonce-streams";
+	size_t len = 0;
 
-	if (dir[0] != '/' || strlen(dir) + sizeof(name) > sizeof(uo_config.record_path))
+	/* Counted by hand: a first call of strlen costs a symbol lookup in every process. */
+	while (dir[len] && len < sizeof(uo_config.record_path))
+		len++;
+	if (dir[0] != '/' || len + sizeof(name) > sizeof(uo_config.record_path))
 		return;
 	uo_copy(uo_config.record_path, dir, name);
 }

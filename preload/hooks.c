@@ -104,7 +104,7 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (off), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if ((bytes) > 0)						\
-			uo_note((fd), UO_READ, uo_at, (uint64_t)(bytes));	\
+			uo_note_slot(uo_s, (fd), UO_READ, uo_at, (uint64_t)(bytes)); \
 		return uo_ret;							\
 	}
 

@@ -157,10 +157,9 @@ static inline void uo_slot_unlock(struct uo_slot *s)
  * cursor are only counted here; the policy hears of them once a window of
  * them has passed.  Touches no errno and makes no system call.
  */
-static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_t at,
+				uint64_t len)
 {
-	struct uo_slot *s = uo_slot_peek(fd);
-
 	if (at == UO_UNKNOWN) {
 		if (s && atomic_fetch_add_explicit(&s->counted, len, memory_order_relaxed) + len <
 			 uo_config.tuning.window)
@@ -175,6 +174,11 @@ static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
 	}
 	/* Bytes already counted in the slot are not passed again. */
 	uo_note_slow(fd, dir, at, at == UO_UNKNOWN && s ? 0 : len);
+}
+
+static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+{
+	uo_note_slot(uo_slot_peek(fd), fd, dir, at, len);
 }
 
 #endif /* UO_INTERNAL_H */

@@ -50,6 +50,7 @@ static void uo_usage(FILE *out)
 		"  -t, --threshold SIZE  sequential bytes before a file counts as a stream (32M)\n"
 		"  -w, --window SIZE     bytes between two drops behind the stream (8M)\n"
 		"  -g, --guard WHICH     read, write or both (both)\n"
+		"  -r, --reuse SECONDS   a file streamed again within this stays cached (600; 0: off)\n"
 		"  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
 		"  -n, --disable         run with the library loaded but passive\n"
 		"  -h, --help            show this help\n"
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 		{ "threshold", required_argument, NULL, 't' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "guard", required_argument, NULL, 'g' },
+		{ "reuse", required_argument, NULL, 'r' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
@@ -133,11 +135,12 @@ int main(int argc, char **argv)
 		uo_prog = argv[0];
 
 	/* '+': stop at the first non-option, which is the command. */
-	while ((c = getopt_long(argc, argv, "+t:w:g:T:nhV", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+t:w:g:r:T:nhV", options, NULL)) != -1) {
 		switch (c) {
 		case 't': uo_setenv(USEONCE_ENV_THRESHOLD, optarg); break;
 		case 'w': uo_setenv(USEONCE_ENV_WINDOW, optarg); break;
 		case 'g': uo_setenv(USEONCE_ENV_GUARD, optarg); break;
+		case 'r': uo_setenv(USEONCE_ENV_REUSE, optarg); break;
 		case 'T': uo_setenv(USEONCE_ENV_TRACE, optarg); break;
 		case 'n': uo_setenv(USEONCE_ENV_DISABLE, "1"); break;
 		case 'h': uo_usage(stdout); return 0;
