@@ -850,23 +850,56 @@ static int uot_touch_child(const char *path, enum uot_touch how)
 	}
 }
 
-int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg)
+int uot_touch_timed(const char *path, enum uot_touch how, const struct uot_cgroup *cg,
+		    double *secs)
 {
+	volatile double *took = MAP_FAILED;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
-	if (pid < 0)
-		return uot_fail("fork: %s", strerror(errno));
+	/* The child's clock reading comes back through a shared page. */
+	if (secs) {
+		took = mmap(NULL, sizeof(*took), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (took == MAP_FAILED)
+			return uot_fail("mmap: %s", strerror(errno));
+		*took = -1.0;
+	}
+	pid = fork();
+	if (pid < 0) {
+		uot_fail("fork: %s", strerror(errno));
+		goto out;
+	}
 	if (pid == 0) {
+		double start;
+		int ret;
+
 		if (cg && uot_cg_join(cg) != 0)
 			_exit(3);
-		_exit(uot_touch_child(path, how));
+		start = uot_now();
+		ret = uot_touch_child(path, how);
+		if (took != MAP_FAILED)
+			*took = uot_now() - start;
+		_exit(ret);
 	}
-	if (uot_wait(pid, &status) != 0)
-		return uot_fail("waitpid: %s", strerror(errno));
-	if (!uot_exited_ok(status))
-		return uot_fail("touching %s failed: %s", path, uot_status_str(status));
-	return 0;
+	if (uot_wait(pid, &status) != 0) {
+		uot_fail("waitpid: %s", strerror(errno));
+		pid = -1;
+	} else if (!uot_exited_ok(status)) {
+		uot_fail("touching %s failed: %s", path, uot_status_str(status));
+		pid = -1;
+	}
+out:
+	if (took != MAP_FAILED) {
+		*secs = *took;
+		munmap((void *)took, sizeof(*took));
+	}
+	return pid < 0 ? -1 : 0;
+}
+
+int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg)
+{
+	return uot_touch_timed(path, how, cg, NULL);
 }
 
 __attribute__((noreturn))
@@ -915,11 +948,36 @@ static void uot_child(const struct uot_cmd *c)
 	_exit(127);
 }
 
-static void uot_sample(const struct uot_cmd *c, struct uot_result *r, bool last)
+void uot_series_free(struct uot_series *sr)
 {
+	free(sr->s);
+	memset(sr, 0, sizeof(*sr));
+}
+
+/* A sample that does not fit (out of memory) is left out: the run goes on. */
+static struct uot_sample *uot_series_next(struct uot_series *sr)
+{
+	if (sr->n == sr->cap) {
+		unsigned cap = sr->cap ? 2 * sr->cap : 256;
+		struct uot_sample *s = realloc(sr->s, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		sr->s = s;
+		sr->cap = cap;
+	}
+	memset(&sr->s[sr->n], 0, sizeof(sr->s[0]));
+	return &sr->s[sr->n++];
+}
+
+static void uot_sample(const struct uot_cmd *c, struct uot_result *r, double start, bool last)
+{
+	struct uot_sample *rec = c->series ? uot_series_next(c->series) : NULL;
 	struct uot_memstat ms;
 	int i;
 
+	if (rec)
+		rec->t = uot_now() - start;
 	for (i = 0; i < UOT_WATCH_MAX; i++) {
 		uint64_t size;
 		int64_t res;
@@ -929,6 +987,8 @@ static void uot_sample(const struct uot_cmd *c, struct uot_result *r, bool last)
 		res = uot_resident(c->watch[i], &size);
 		if (res < 0)
 			continue;
+		if (rec)
+			rec->res[i] = (uint64_t)res;
 		if ((uint64_t)res > r->peak[i])
 			r->peak[i] = (uint64_t)res;
 		if (last) {
@@ -941,6 +1001,10 @@ static void uot_sample(const struct uot_cmd *c, struct uot_result *r, bool last)
 			r->peak_cache = ms.cache;
 		if (ms.dirty + ms.writeback > r->peak_dirty_wb)
 			r->peak_dirty_wb = ms.dirty + ms.writeback;
+		if (rec) {
+			rec->cache = ms.cache;
+			rec->dirty_wb = ms.dirty + ms.writeback;
+		}
 	}
 	r->samples++;
 }
@@ -969,7 +1033,7 @@ int uot_run(const struct uot_cmd *c, struct uot_result *r)
 		int status;
 		pid_t w;
 
-		uot_sample(c, r, false);
+		uot_sample(c, r, start, false);
 		w = waitpid(pid, &status, WNOHANG);
 		if (w == pid) {
 			r->status = status;
@@ -993,7 +1057,7 @@ int uot_run(const struct uot_cmd *c, struct uot_result *r)
 	/* A terminal's Ctrl-C reaches the child too: its death is not its own failure. */
 	if (uot_interrupted)
 		return uot_fail("%s: interrupted", c->argv[0]);
-	uot_sample(c, r, true);
+	uot_sample(c, r, start, true);
 	if (c->cg) {
 		r->peak_usage = uot_read_u64(path);
 	}

@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #define UOT_MIB		(1ULL << 20)
-#define UOT_WATCH_MAX	2
+#define UOT_WATCH_MAX	3
 /* Everything we create (scratch directories, cgroups) is named so, then the pid. */
 #define UOT_PREFIX	"uotest-"
 
@@ -118,6 +118,30 @@ enum uot_touch {
 
 /* Touches the file once from a child process inside 'cg' (NULL: ours). */
 int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg);
+/*
+ * The same, and '*secs' receives how long the pass itself took, measured
+ * in the child: fork and joining the cgroup (which can take milliseconds)
+ * are left out, so a warm pass over a small file is not lost in them.
+ */
+int uot_touch_timed(const char *path, enum uot_touch how, const struct uot_cgroup *cg,
+		    double *secs);
+
+/* One sample taken while a command ran. */
+struct uot_sample {
+	double t;			/* seconds since the command was started */
+	uint64_t res[UOT_WATCH_MAX];	/* residency of each watched file, bytes */
+	uint64_t cache;			/* with a cgroup: its page cache, and */
+	uint64_t dirty_wb;		/* its dirty + writeback bytes */
+};
+
+/* Every sample of a run, in order; zero it before use, uot_series_free() after. */
+struct uot_series {
+	struct uot_sample *s;
+	unsigned n;
+	unsigned cap;
+};
+
+void uot_series_free(struct uot_series *sr);
 
 struct uot_cmd {
 	const char *const *argv;	/* argv[0] is looked up in PATH */
@@ -128,6 +152,7 @@ struct uot_cmd {
 	const struct uot_cgroup *cg;	/* run inside it; NULL: ours */
 	const char *watch[UOT_WATCH_MAX]; /* files whose residency is sampled */
 	unsigned timeout_s;		/* 0: 300 */
+	struct uot_series *series;	/* every sample is appended here; NULL: none kept */
 };
 
 struct uot_result {
