@@ -208,6 +208,25 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 	return true;
 }
 
+/*
+ * Many files read whole one after the other (tar c, rsync, cp -r): each
+ * too small to be a stream, together they flood the cache as surely.  A
+ * process that closes UO_TREE_FILES files it read whole, each within
+ * UO_TREE_GAP_MS of the last, is streaming a tree: from then on each such
+ * file is dropped when closed, unless it was cached when opened.
+ */
+#define UO_TREE_FILES	32
+#define UO_TREE_GAP_MS	2000
+#define UO_TREE_MIN	(64u * 1024u)	/* smaller files: not worth a system call */
+
+struct uo_tree {
+	uint64_t last_ms;	/* when the last file read whole was closed */
+	uint32_t count;		/* files read whole with no long gap */
+};
+
+/* A file read whole was closed at now_ms: is the process streaming a tree? */
+bool uo_tree_closed(struct uo_tree *tree, uint64_t now_ms);
+
 static inline bool uo_range_empty(struct uo_range r)
 {
 	return r.end <= r.start;

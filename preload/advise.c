@@ -132,6 +132,17 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 	return UO_EV_PROBED;
 }
 
+/* Pages of the whole file in the page cache, or -1 if that cannot be known. */
+int64_t uo_cached_pages(int fd)
+{
+	struct uo_cachestat_range range = { 0, 0 };
+	struct uo_cachestat cs;
+
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+		return -1;
+	return (int64_t)cs.nr_cache;
+}
+
 /* Drops the range but for the folios in 'keep', one call per stretch. */
 static int uo_drop(int fd, struct uo_range r, uint64_t keep, uint64_t align)
 {

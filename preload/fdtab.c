@@ -60,8 +60,10 @@ struct uo_slot *uo_slot_get(int fd, bool create)
 
 void uo_slot_clear(struct uo_slot *s)
 {
-	atomic_store_explicit(&s->counted, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->counted[UO_READ], 0, memory_order_relaxed);
+	atomic_store_explicit(&s->counted[UO_WRITE], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
+	s->opened = UO_OPENED_UNKNOWN;
 	uo_reset(&s->st);
 	memset(&s->file, 0, sizeof(s->file));
 }

@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uo_internal.h"
@@ -219,12 +221,12 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	if (!s)
 		return;
 	if (at == UO_UNKNOWN) {
-		if (len && atomic_fetch_add_explicit(&s->counted, len, memory_order_relaxed) + len <
+		if (len && atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len <
 			   uo_config.tuning.window)
 			return;
 		if (!uo_slot_lock(s))
 			return;
-		len = atomic_exchange_explicit(&s->counted, 0, memory_order_relaxed);
+		len = atomic_exchange_explicit(&s->counted[dir], 0, memory_order_relaxed);
 	} else if (!uo_slot_lock(s)) {
 		return;
 	}
@@ -232,6 +234,80 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	uo_update_uncached(fd, s);
 	uo_slot_unlock(s);
 	errno = saved;
+}
+
+static struct uo_tree uo_tree;
+static atomic_flag uo_tree_busy = ATOMIC_FLAG_INIT;
+_Atomic bool uo_tree_on;
+
+/*
+ * In tree mode, a file opened for reading is asked whether any of it is
+ * cached: then someone uses it, and it is left alone when closed.  The
+ * descriptor is new, whatever its slot remembers.
+ */
+void uo_note_opened(int fd)
+{
+	struct uo_slot *s;
+	int saved = errno;
+	int64_t pages;
+
+	if (uo_config.disabled)
+		return;
+	s = uo_slot_get(fd, true);
+	if (!s || !uo_slot_lock(s))
+		goto out;
+	uo_slot_clear(s);
+	pages = uo_cached_pages(fd);
+	s->opened = pages == 0 ? UO_OPENED_COLD : pages > 0 ? UO_OPENED_CACHED : UO_OPENED_UNKNOWN;
+	uo_slot_unlock(s);
+out:
+	errno = saved;
+}
+
+/*
+ * Closing a descriptor that read a small file whole, front to back, and
+ * nothing else: one more file of a tree being streamed?  In tree mode, drop
+ * it if it was cold when opened.  Costs two system calls, only for files of
+ * 64 KiB or more read at the cursor.
+ */
+static void uo_tree_closing(int fd, struct uo_slot *s)
+{
+	uint64_t reads = atomic_load_explicit(&s->counted[UO_READ], memory_order_relaxed);
+	struct uo_file f;
+	struct timespec ts;
+	struct uo_range all = { 0, UO_EOF };
+	bool on;
+	int err;
+
+	if (!(uo_config.tuning.guard & UO_GUARD_READ) || s->st.state != UO_NEW ||
+	    reads < UO_TREE_MIN || reads >= uo_config.tuning.window ||
+	    atomic_load_explicit(&s->counted[UO_WRITE], memory_order_relaxed))
+		return;
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.size != reads ||
+	    lseek(fd, 0, SEEK_CUR) != (off_t)f.size ||
+	    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
+		return;
+	if (atomic_flag_test_and_set_explicit(&uo_tree_busy, memory_order_acquire))
+		return;
+	on = uo_tree_closed(&uo_tree, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+	atomic_flag_clear_explicit(&uo_tree_busy, memory_order_release);
+	if (on != atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) {
+		atomic_store_explicit(&uo_tree_on, on, memory_order_relaxed);
+		uo_trace_decision(fd, on ? "tree mode: many files read whole, one after the other"
+				     : "tree mode over", NULL);
+	}
+	if (!on || s->opened != UO_OPENED_COLD)
+		return;
+	err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (uo_tracing()) {
+		struct uo_line l;
+
+		uo_line_start(&l, fd);
+		uo_line_str(&l, "drop ");
+		uo_line_range(&l, all);
+		uo_line_str(&l, err ? ": failed" : ": a file of the tree, cold when opened");
+		uo_line_trace(&l);
+	}
 }
 
 void uo_note_closing(int fd)
@@ -245,9 +321,13 @@ void uo_note_closing(int fd)
 		uo_slot_forget(s);
 		return;
 	}
-	if (s->st.state == UO_STREAM && !uo_config.disabled && uo_same_file(fd, s)) {
+	if (uo_config.disabled) {
+		/* nothing */
+	} else if (s->st.state == UO_STREAM && uo_same_file(fd, s)) {
 		adv = uo_closing(&s->st, &uo_config.tuning);
 		uo_apply(fd, &adv);
+	} else {
+		uo_tree_closing(fd, s);
 	}
 	uo_slot_clear(s);
 	uo_slot_unlock(s);

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
@@ -31,6 +33,10 @@ ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
 ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
 size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
 size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
 
 #define UO_EXPORT	__attribute__((visibility("default")))
 #define UO_CURSOR	UO_UNKNOWN
@@ -59,6 +65,8 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 #define UO_REPLACE(ret, name, params, ...)		UO_REAL(ret, name, params)
 #define UO_FORGET_RANGE(ret, name, params, ...)		UO_REAL(ret, name, params)
 #define UO_FORGET_FROM(name, params, ...)		UO_REAL(void, name, params)
+#define UO_OPEN(ret, name, params, ...)			UO_REAL(ret, name, params)
+#define UO_FOPEN(ret, name, params, ...)		UO_REAL(ret, name, params)
 #include "hooks.def"
 #undef UO_IO
 #undef UO_READING
@@ -67,6 +75,8 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
 #undef UO_REPLACE
 #undef UO_FORGET_RANGE
 #undef UO_FORGET_FROM
+#undef UO_OPEN
+#undef UO_FOPEN
 
 /* The start of every wrapper: libc's function, or ENOSYS if it has none. */
 #define UO_FN(name, fail)							\
@@ -196,6 +206,46 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		uo_saved = errno;						\
 		uo_fdtab_forget_range((first) < 0 ? 0u : (unsigned)(first), ~0u); \
 		errno = uo_saved;						\
+	}
+
+/* open(2) reads a mode argument exactly when glibc's own open does. */
+#define UO_NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
+
+#define UO_OPEN(ret, name, params, args, fail, flags, variadic)		\
+	UO_EXPORT ret name params						\
+	{									\
+		mode_t uo_mode = 0;						\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		UO_TAKE_MODE_##variadic(flags)					\
+		uo_ret = uo_fn args;						\
+		if (UO_UNLIKELY(uo_ret >= 0 &&					\
+				atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) && \
+		    ((flags) & O_ACCMODE) == O_RDONLY)				\
+			uo_note_opened(uo_ret);					\
+		(void)uo_mode;							\
+		return uo_ret;							\
+	}
+#define UO_TAKE_MODE_0(flags)
+#define UO_TAKE_MODE_1(flags)							\
+		if (UO_NEEDS_MODE(flags)) {					\
+			va_list uo_ap;						\
+			va_start(uo_ap, flags);					\
+			uo_mode = va_arg(uo_ap, mode_t);			\
+			va_end(uo_ap);						\
+		}
+
+#define UO_FOPEN(ret, name, params, args, fail, mode)				\
+	UO_EXPORT ret name params						\
+	{									\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (UO_UNLIKELY(uo_ret &&					\
+				atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) && \
+		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
+			uo_note_opened(uo_stdio_fd(uo_ret));			\
+		return uo_ret;							\
 	}
 
 #include "hooks.def"

@@ -296,3 +296,13 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 	uo_reset(st);
 	return adv;
 }
+
+bool uo_tree_closed(struct uo_tree *tree, uint64_t now_ms)
+{
+	if (tree->count && (now_ms < tree->last_ms || now_ms - tree->last_ms > UO_TREE_GAP_MS))
+		tree->count = 0;
+	if (tree->count < UO_TREE_FILES)
+		tree->count++;
+	tree->last_ms = now_ms;
+	return tree->count >= UO_TREE_FILES;
+}

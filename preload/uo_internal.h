@@ -36,6 +36,10 @@ struct uo_file {
 
 #define UO_FDTAB_CHUNK	256u
 
+#define UO_OPENED_UNKNOWN	0u	/* opened before tree mode, or not read-only */
+#define UO_OPENED_COLD		1u	/* none of it was cached: ours to drop at close */
+#define UO_OPENED_CACHED	2u	/* someone had it cached: leave it */
+
 /*
  * A read stream whose cached pages we cannot see (another user's file) is
  * read with RWF_DONTCACHE (Linux 6.14): the kernel itself keeps what was
@@ -51,10 +55,11 @@ struct uo_file {
 #endif
 
 struct uo_slot {
-	_Atomic uint64_t counted;	/* bytes moved at the cursor, not yet given to the policy */
+	_Atomic uint64_t counted[2];	/* per uo_dir: bytes moved at the cursor, not yet given to the policy */
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
+	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
 };
@@ -98,6 +103,8 @@ static inline bool uo_tracing(void)
 void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
 void uo_note_closing(int fd);
 void uo_note_forget(int fd);
+void uo_note_opened(int fd);
+extern _Atomic bool uo_tree_on;	/* the process is streaming a tree of files */
 size_t uo_copy_window(int in, int out, size_t len);
 int uo_stdio_fd(FILE *fp);
 
@@ -111,6 +118,7 @@ bool uo_record_streamed_again(const struct uo_file *f);
 /* advise.c: the only place that gives the kernel advice. */
 void uo_apply(int fd, const struct uo_advice *adv);
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
+int64_t uo_cached_pages(int fd);
 
 
 /* The slot of a descriptor that has moved data before, without creating one. */
@@ -161,7 +169,7 @@ static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_
 				uint64_t len)
 {
 	if (at == UO_UNKNOWN) {
-		if (s && atomic_fetch_add_explicit(&s->counted, len, memory_order_relaxed) + len <
+		if (s && atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len <
 			 uo_config.tuning.window)
 			return;
 	} else if (s && uo_slot_lock(s)) {

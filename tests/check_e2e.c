@@ -583,7 +583,8 @@ static int e2e_name_index(char names[][64], int n, const char *name)
 static int e2e_hook_names(const char *path, char names[][64], int max)
 {
 	static const char *const kinds[] = { "UO_IO(", "UO_READING(", "UO_COPY(", "UO_CLOSE(",
-					     "UO_REPLACE(", "UO_FORGET_RANGE(", "UO_FORGET_FROM(" };
+					     "UO_REPLACE(", "UO_FORGET_RANGE(", "UO_FORGET_FROM(",
+					     "UO_OPEN(", "UO_FOPEN(" };
 	char line[512];
 	FILE *f = fopen(path, "r");
 	int n = 0;

@@ -640,6 +640,35 @@ START_TEST(test_writes_are_not_probed)
 }
 END_TEST
 
+START_TEST(test_tree_needs_many_files_in_a_row)
+{
+	struct uo_tree tree = { 0 };
+	uint64_t now = 1000000;
+	int i;
+
+	for (i = 1; i < UO_TREE_FILES; i++, now += 50)
+		ck_assert(!uo_tree_closed(&tree, now));
+	ck_assert(uo_tree_closed(&tree, now));
+	ck_assert(uo_tree_closed(&tree, now + UO_TREE_GAP_MS));
+	/* A pause longer than the gap: a new count, mode off. */
+	ck_assert(!uo_tree_closed(&tree, now + 3 * UO_TREE_GAP_MS));
+	/* A clock that went back counts as a pause. */
+	ck_assert(!uo_tree_closed(&tree, now));
+}
+END_TEST
+
+START_TEST(test_tree_slow_trickle_never_counts)
+{
+	struct uo_tree tree = { 0 };
+	uint64_t now = 5;
+	int i;
+
+	/* A long-running program reading a file now and then is not streaming a tree. */
+	for (i = 0; i < 10 * UO_TREE_FILES; i++, now += UO_TREE_GAP_MS + 1)
+		ck_assert(!uo_tree_closed(&tree, now));
+}
+END_TEST
+
 static void reset_truth(void)
 {
 	setup();
@@ -692,6 +721,8 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(cache, test_blind_stream_is_spared, 0, 2);
 	tcase_add_test(cache, test_small_files_are_not_probed);
 	tcase_add_test(cache, test_writes_are_not_probed);
+	tcase_add_test(cache, test_tree_needs_many_files_in_a_row);
+	tcase_add_test(cache, test_tree_slow_trickle_never_counts);
 	suite_add_tcase(s, cache);
 
 	tcase_add_checked_fixture(edges, setup, NULL);
