@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 enum disk_kind {
 	DISK_FAILING,	/* writeback fails: the loop's backing store fills up */
@@ -240,8 +241,6 @@ int main(void)
 {
 	Suite *s = suite_create("faildisk");
 	TCase *tc = tcase_create("errors reach the program");
-	SRunner *sr;
-	int failed;
 
 	prepare();
 	tcase_set_timeout(tc, 300);
@@ -250,11 +249,6 @@ int main(void)
 	tcase_add_test(tc, test_failing_disk_dd_conv_fsync);
 	tcase_add_test(tc, test_full_disk_enospc);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
 	/* In-process, so a failed assertion still unmounts (the fixture's teardown runs). */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(s, true);
 }

@@ -26,6 +26,8 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "uot_check.h"
+
 #define MiB (1L << 20)
 #define CHILD_MARK "UO_CHECK_HOOKS_CHILD"
 
@@ -558,9 +560,7 @@ static void reexec_preloaded(char **argv)
 
 int main(int argc, char **argv)
 {
-	SRunner *sr;
 	char copy[PATH_MAX];
-	int failed;
 
 	(void)argc;
 	if (!getenv(CHILD_MARK))
@@ -571,9 +571,5 @@ int main(int argc, char **argv)
 	setenv("UO_HOOKS_COPY", copy, 1);
 	if (!droppable)
 		printf("check_hooks: %s is on tmpfs: drop tests pass without checking\n", dir);
-	sr = srunner_create(hooks_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(hooks_suite(), false);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "useonce.h"
+#include "uot_check.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
@@ -737,11 +738,5 @@ static Suite *policy_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(policy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(policy_suite(), false);
 }

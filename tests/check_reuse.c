@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 #define FILE_MIB	128
 #define DROPPED_MAX	(16 * UOT_MIB)
@@ -213,8 +214,6 @@ int main(void)
 {
 	Suite *s = suite_create("reuse");
 	TCase *tc = tcase_create("streamed again");
-	SRunner *sr;
-	int failed;
 
 	prepare();
 	tcase_set_timeout(tc, 120);
@@ -225,11 +224,6 @@ int main(void)
 	tcase_add_test(tc, test_reuse_zero_turns_it_off);
 	tcase_add_loop_test(tc, test_damaged_record, 0, 4);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
 	/* In-process: the record and the file are shared from case to case anyway. */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(s, true);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 #include "useonce.h"
 
 #define FILES		400
@@ -139,17 +140,10 @@ int main(void)
 {
 	Suite *s = suite_create("tree");
 	TCase *tc = tcase_create("many small files");
-	SRunner *sr;
-	int failed;
 
 	prepare();
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_tree_stream, 0, 2);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(s, true);
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 #define THIRD_MIB	128
 #define FILE_MIB	(3 * THIRD_MIB)
@@ -272,17 +273,11 @@ int main(void)
 {
 	Suite *s = suite_create("unprivileged");
 	TCase *tc = tcase_create("another user's file");
-	SRunner *sr;
-	int failed;
 
 	prepare();
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_blind_stream, 0, 6);
 	tcase_add_test(tc, test_without_library_stream_stays);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(s, false);
 }
