@@ -76,6 +76,9 @@ header() {
 	echo "  nocache $(dpkg-query -W -f '${Version}' nocache 2>/dev/null || echo 'not installed')"
 	settings=$(env | grep '^USEONCE_' | tr '\n' ' ')
 	echo "- Library settings: ${settings:-the defaults (no USEONCE_* variable set)}"
+	if [ -z "${USEONCE_REUSE+set}" ]; then
+		echo "  (parts 1 and 2 add USEONCE_REUSE=0: every stream there is meant as a first one)"
+	fi
 	echo
 }
 
