@@ -23,6 +23,9 @@ if [ "$smoke" = 1 ] && [ -z "${UO_BENCH_RESULTS:-}" ]; then
 	results=bench/results/smoke
 fi
 mkdir -p "$results" || exit 1
+# A part that is skipped must not leave an older run's figures to be joined in.
+rm -f "$results"/*.md "$results"/use-once.dat "$results"/use-once.gp \
+	"$results"/use-once.png "$results"/gnuplot.log
 UO_BUILD=$build
 UO_BENCH_RESULTS=$results
 UO_SRCDIR=${UO_SRCDIR:-$(pwd)}
