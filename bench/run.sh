@@ -5,6 +5,8 @@
 #   1. the use-once test in a memory cgroup   build/bench/use_once
 #   2. cached reads and writes                build/bench/read_path
 #   3. fork and exec                          build/bench/fork_exec
+#   4. uncached I/O: the guard's or RWF_DONTCACHE  build/bench/uncached
+#   5. files that come back, trees of files   build/bench/comeback
 #
 # Each part prints markdown and writes it under the results directory;
 # this script adds a header saying what ran where, joins them into
@@ -80,7 +82,7 @@ header() {
 	settings=$(env | grep '^USEONCE_' | tr '\n' ' ')
 	echo "- Library settings: ${settings:-the defaults (no USEONCE_* variable set)}"
 	if [ -z "${USEONCE_REUSE+set}" ]; then
-		echo "  (parts 1 and 2 add USEONCE_REUSE=0: every stream there is meant as a first one)"
+		echo "  (parts 1, 2 and 4 add USEONCE_REUSE=0: every stream there is meant as a first one)"
 	fi
 	echo
 }
@@ -89,7 +91,7 @@ start=$(date +%s)
 header >"$results/header.md"
 cat "$results/header.md"
 status=0
-for part in use_once read_path fork_exec; do
+for part in use_once read_path fork_exec uncached comeback; do
 	[ "$interrupted" = 1 ] && break
 	run_part "$build/bench/$part" || status=1
 done
@@ -101,7 +103,7 @@ fi
 elapsed=$(($(date +%s) - start))
 {
 	cat "$results/header.md"
-	for md in use-once.md read-path.md fork-exec.md; do
+	for md in use-once.md read-path.md fork-exec.md uncached.md comeback.md; do
 		[ -r "$results/$md" ] && cat "$results/$md" && echo
 	done
 	if [ -r "$results/use-once.gp" ] && command -v gnuplot >/dev/null 2>&1; then
