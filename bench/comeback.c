@@ -14,53 +14,14 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench.h"
 #include "testlib.h"
-
-/* Printed, and kept in $UO_BENCH_RESULTS/comeback.md for bench/run.sh to join. */
-static FILE *results;
-
-__attribute__((format(printf, 1, 2)))
-static void out(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (results) {
-		va_start(ap, fmt);
-		vfprintf(results, fmt, ap);
-		va_end(ap);
-	}
-	fflush(stdout);
-}
-
-static void open_results(void)
-{
-	const char *dir = getenv("UO_BENCH_RESULTS");
-	char path[512];
-
-	if (!dir || !*dir)
-		return;
-	snprintf(path, sizeof(path), "%s/comeback.md", dir);
-	results = fopen(path, "w");
-	if (results)
-		fprintf(results, "## 5. Files that come back, trees of small files\n\n");
-}
-
-static bool smoke(void)
-{
-	const char *s = getenv("UO_BENCH_SMOKE");
-
-	return s && strcmp(s, "1") == 0;
-}
 
 #define PASSES 4
 
@@ -107,14 +68,14 @@ static void comeback(uint64_t mib)
 			total[m] += t[m][i];
 		}
 	}
-	out("\nThe same %llu MiB file streamed %d times by cat (cold at the start):\n\n",
+	uob_md("\nThe same %llu MiB file streamed %d times by cat (cold at the start):\n\n",
 	       (unsigned long long)mib, PASSES);
-	out("| pass | kernel alone s | resident after MiB | libuseonce s | resident after MiB |\n"
+	uob_md("| pass | kernel alone s | resident after MiB | libuseonce s | resident after MiB |\n"
 	       "|---|---|---|---|---|\n");
 	for (i = 0; i < PASSES; i++)
-		out("| %d | %.2f | %.0f | %.2f | %.0f |\n", i + 1, t[0][i], uot_mib(after[0][i]),
+		uob_md("| %d | %.2f | %.0f | %.2f | %.0f |\n", i + 1, t[0][i], uot_mib(after[0][i]),
 		       t[1][i], uot_mib(after[1][i]));
-	out("| all | %.2f | | %.2f | |\n\nTotal time guarded/unguarded: %.2f (target <= 1.1).\n",
+	uob_md("| all | %.2f | | %.2f | |\n\nTotal time guarded/unguarded: %.2f (target <= 1.1).\n",
 	       total[0], total[1], total[1] / total[0]);
 	unlink(file);
 	unlink(record);
@@ -162,7 +123,7 @@ static void tree(int files)
 			cached[m] += uot_resident(path, NULL) > 0;
 		}
 	}
-	out("\ntar c of %d files of 100 KiB (cold at the start):\n\n"
+	uob_md("\ntar c of %d files of 100 KiB (cold at the start):\n\n"
 	       "| | kernel alone | libuseonce |\n|---|---|---|\n"
 	       "| time s | %.2f | %.2f |\n| files with pages cached after | %d | %d |\n",
 	       files, secs[0], secs[1], cached[0], cached[1]);
@@ -170,18 +131,18 @@ static void tree(int files)
 
 int main(int argc, char **argv)
 {
-	uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : smoke() ? 64 : 512;
-	int files = argc > 2 ? atoi(argv[2]) : smoke() ? 200 : 10000;
+	uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : uob_smoke() ? 64 : 512;
+	int files = argc > 2 ? atoi(argv[2]) : uob_smoke() ? 200 : 10000;
 
 	if (mib < 64 || files < 100) {
 		fprintf(stderr, "usage: comeback [STREAM_MIB >= 64] [FILES >= 100]\n");
 		return 2;
 	}
-	uot_catch_signals();
-	uot_sweep_stale();
+	uob_init("comeback", "comeback.md");
+	uob_md("## 5. Files that come back, trees of small files\n\n");
 	if (uot_scratch_create() != 0) {
 		fprintf(stderr, "comeback: %s\n", uot_why());
-		return 1;
+		return uob_finish(1);
 	}
 	atexit(uot_scratch_remove);
 	uot_scratch_path(run_dir, sizeof(run_dir), "run");
@@ -190,10 +151,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "comeback: mkdir %s: %s\n", run_dir, strerror(errno));
 		return 1;
 	}
-	open_results();
 	comeback(mib);
 	tree(files);
-	if (results)
-		fclose(results);
-	return uot_interrupted ? 130 : 0;
+	return uob_finish(uot_interrupted ? 130 : 0);
 }

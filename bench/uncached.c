@@ -15,7 +15,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,46 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "testlib.h"
-
-/* Printed, and kept in $UO_BENCH_RESULTS/uncached.md for bench/run.sh to join. */
-static FILE *results;
-
-__attribute__((format(printf, 1, 2)))
-static void out(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (results) {
-		va_start(ap, fmt);
-		vfprintf(results, fmt, ap);
-		va_end(ap);
-	}
-	fflush(stdout);
-}
-
-static void open_results(void)
-{
-	const char *dir = getenv("UO_BENCH_RESULTS");
-	char path[512];
-
-	if (!dir || !*dir)
-		return;
-	snprintf(path, sizeof(path), "%s/uncached.md", dir);
-	results = fopen(path, "w");
-	if (results)
-		fprintf(results, "## 4. Uncached I/O: the guard's way or the kernel's\n\n");
-}
-
-static bool smoke(void)
-{
-	const char *s = getenv("UO_BENCH_SMOKE");
-
-	return s && strcmp(s, "1") == 0;
-}
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x80
@@ -116,7 +77,7 @@ static int worker(char **argv)
 		return 2;
 	}
 	close(fd);
-	out("%.1f\n", (double)done / (now_s() - t0) / 1e6);
+	printf("%.1f\n", (double)done / (now_s() - t0) / 1e6);
 	return 0;
 }
 
@@ -143,8 +104,8 @@ int main(int argc, char **argv)
 {
 	static const char *const dirs[] = { "read", "write" };
 	static const size_t reqs[] = { 1 << 20, 128 << 10 };
-	uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : smoke() ? 64 : 1024;
-	int repeats = argc > 2 ? atoi(argv[2]) : smoke() ? 1 : 3;
+	uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : uob_smoke() ? 64 : 1024;
+	int repeats = argc > 2 ? atoi(argv[2]) : uob_smoke() ? 1 : 3;
 	char self[600], file[600], written[600], mibs[32], reqs_s[32];
 	unsigned d, q, m;
 	ssize_t n;
@@ -156,14 +117,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: uncached [MIB] [REPEATS]\n");
 		return 2;
 	}
-	uot_catch_signals();
-	uot_sweep_stale();
+	uob_init("uncached", "uncached.md");
+	uob_md("## 4. Uncached I/O: the guard's way or the kernel's\n\n");
 	if (uot_scratch_create() != 0) {
 		fprintf(stderr, "uncached: %s\n", uot_why());
-		return 1;
+		return uob_finish(1);
 	}
-	open_results();
-	out("A cold file of %llu MiB, read or written whole by a fresh process; writes are timed "
+	uob_md("A cold file of %llu MiB, read or written whole by a fresh process; writes are timed "
 	    "until fsync returns.  %d repeat(s), medians (min..max).  \"libuseonce\" is the "
 	    "plain loop preloaded with the library (USEONCE_REUSE=0).\n\n",
 	    (unsigned long long)mib, repeats);
@@ -182,7 +142,7 @@ int main(int argc, char **argv)
 		uot_scratch_remove();
 		return 1;
 	}
-	out("| direction | request | method | MB/s, median (min..max) | peak resident MiB | "
+	uob_md("| direction | request | method | MB/s, median (min..max) | peak resident MiB | "
 	       "resident after MiB |\n|---|---|---|---|---|---|\n");
 	for (d = 0; d < 2; d++) {
 		for (q = 0; q < 2; q++) {
@@ -213,7 +173,7 @@ int main(int argc, char **argv)
 					if (uot_run(&c, &r) != 0)
 						break;
 					if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3) {
-						out("| %s | %s | %s | refused by this kernel or filesystem | "
+						uob_md("| %s | %s | %s | refused by this kernel or filesystem | "
 						       "| |\n", dirs[d], reqs_s, methods[m].name);
 						break;
 					}
@@ -229,7 +189,7 @@ int main(int argc, char **argv)
 				if (!ok)
 					continue;
 				qsort(mbs, (size_t)ok, sizeof(mbs[0]), cmp_double);
-				out("| %s | %zu KiB | %s | %.0f (%.0f..%.0f) | %.0f | %.0f |\n", dirs[d],
+				uob_md("| %s | %zu KiB | %s | %.0f (%.0f..%.0f) | %.0f | %.0f |\n", dirs[d],
 				       reqs[q] >> 10, methods[m].name, mbs[ok / 2], mbs[0], mbs[ok - 1],
 				       uot_mib(peak), uot_mib(after));
 				fflush(stdout);
@@ -237,7 +197,5 @@ int main(int argc, char **argv)
 		}
 	}
 	uot_scratch_remove();
-	if (results)
-		fclose(results);
-	return uot_interrupted ? 130 : 0;
+	return uob_finish(uot_interrupted ? 130 : 0);
 }
