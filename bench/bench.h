@@ -74,4 +74,11 @@ const char *uob_first_stream_env(void);
 /* Closes the markdown file; returns 'status' so main can end with it. */
 int uob_finish(int status);
 
+/*
+ * Says what failed (or that we were interrupted), runs 'cleanup' to remove
+ * what the bench made, and exits.
+ */
+__attribute__((noreturn))
+void uob_fail(const char *what, void (*cleanup)(void));
+
 #endif /* UOB_BENCH_H */

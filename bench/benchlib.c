@@ -185,3 +185,13 @@ int uob_finish(int status)
 	uob_mdf = NULL;
 	return status;
 }
+
+void uob_fail(const char *what, void (*cleanup)(void))
+{
+	if (uot_interrupted)
+		fprintf(stderr, "\n%s: interrupted; removing what it made\n", uob_prog);
+	else
+		fprintf(stderr, "%s: %s: %s\n", uob_prog, what, uot_why());
+	cleanup();
+	exit(uob_finish(uot_interrupted ? 130 : 1));
+}

@@ -146,12 +146,7 @@ static void bench_cleanup(void)
 __attribute__((noreturn))
 static void bench_fail(const char *what)
 {
-	if (uot_interrupted)
-		fprintf(stderr, "\n%s: interrupted; removing what it made\n", uob_prog);
-	else
-		fprintf(stderr, "%s: %s: %s\n", uob_prog, what, uot_why());
-	bench_cleanup();
-	exit(uob_finish(uot_interrupted ? 130 : 1));
+	uob_fail(what, bench_cleanup);
 }
 
 /*

@@ -132,46 +132,19 @@ static void bench_cleanup(void)
 __attribute__((noreturn))
 static void bench_fail(const char *what)
 {
-	if (uot_interrupted)
-		fprintf(stderr, "\n%s: interrupted; removing what it made\n", uob_prog);
-	else
-		fprintf(stderr, "%s: %s: %s\n", uob_prog, what, uot_why());
-	bench_cleanup();
-	exit(uob_finish(uot_interrupted ? 130 : 1));
+	uob_fail(what, bench_cleanup);
 }
 
 /* Replaces every @TOKEN of the template; 'out' receives the argument. */
 static void expand(char *out, size_t size, const char *tpl)
 {
+	static const char *const tokens[] = { "@SRC", "@DST", "@MIB", "@NAME", "@SPLICE", "@PY" };
 	const char *name = strrchr(B.src, '/') + 1;
 	char mib[32];
-	size_t len = 0;
+	const char *values[] = { B.src, B.dst, mib, name, B.splice, B.python };
 
 	snprintf(mib, sizeof(mib), "%llu", (unsigned long long)(B.stream_size / UOT_MIB));
-	out[0] = '\0';
-	while (*tpl && len + 1 < size) {
-		static const char *const tokens[] = { "@SRC", "@DST", "@MIB", "@NAME",
-						      "@SPLICE", "@PY" };
-		const char *values[] = { B.src, B.dst, mib, name, B.splice, B.python };
-		const size_t ntokens = sizeof(tokens) / sizeof(tokens[0]);
-		size_t i;
-
-		for (i = 0; i < ntokens; i++) {
-			size_t tl = strlen(tokens[i]);
-
-			if (!strncmp(tpl, tokens[i], tl)) {
-				len += (size_t)snprintf(out + len, size - len, "%s", values[i]);
-				if (len >= size)
-					len = size - 1;
-				tpl += tl;
-				break;
-			}
-		}
-		if (i == ntokens) {
-			out[len++] = *tpl++;
-			out[len] = '\0';
-		}
-	}
+	uot_expand(out, size, tpl, tokens, values, sizeof(tokens) / sizeof(tokens[0]));
 }
 
 /* A few MiB of the output against the source: a copy that lost data is caught cheaply. */

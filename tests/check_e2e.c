@@ -170,35 +170,14 @@ struct e2e_outcome {
 static void e2e_expand(char *out, size_t size, const char *tpl, const char *src,
 		       const char *dst, uint64_t mib)
 {
+	static const char *const tokens[] = { "@SRC", "@DST", "@MIB", "@NAME", "@SPLICE" };
 	char splice[PATH_MAX + 32], num[32];
 	const char *name = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
-	size_t len = 0;
+	const char *values[] = { src, dst, num, name, splice };
 
 	e2e_fmt(splice, sizeof(splice), "%s/tests/splice_copy", uot_build_dir());
 	e2e_fmt(num, sizeof(num), "%llu", (unsigned long long)mib);
-	out[0] = '\0';
-	while (*tpl && len + 1 < size) {
-		static const char *const tokens[] = { "@SRC", "@DST", "@MIB", "@NAME", "@SPLICE" };
-		const char *values[] = { src, dst, num, name, splice };
-		const size_t ntokens = sizeof(tokens) / sizeof(tokens[0]);
-		size_t i;
-
-		for (i = 0; i < ntokens; i++) {
-			size_t tl = strlen(tokens[i]);
-
-			if (!strncmp(tpl, tokens[i], tl)) {
-				len += (size_t)snprintf(out + len, size - len, "%s", values[i]);
-				if (len >= size)
-					len = size - 1;
-				tpl += tl;
-				break;
-			}
-		}
-		if (i == ntokens) {
-			out[len++] = *tpl++;
-			out[len] = '\0';
-		}
-	}
+	uot_expand(out, size, tpl, tokens, values, sizeof(tokens) / sizeof(tokens[0]));
 }
 
 static int e2e_all_zero(const char *path, uint64_t size, char *why, size_t why_size)

@@ -1103,3 +1103,32 @@ uint64_t uot_env_mib(const char *prog, const char *name, uint64_t def, uint64_t 
 	}
 	return v;
 }
+
+void uot_expand(char *out, size_t size, const char *tpl, const char *const *tokens,
+		const char *const *values, size_t n)
+{
+	size_t len = 0;
+
+	if (!size)
+		return;
+	out[0] = '\0';
+	while (*tpl && len + 1 < size) {
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			size_t tl = strlen(tokens[i]);
+
+			if (!strncmp(tpl, tokens[i], tl)) {
+				len += (size_t)snprintf(out + len, size - len, "%s", values[i]);
+				if (len >= size)
+					len = size - 1;
+				tpl += tl;
+				break;
+			}
+		}
+		if (i == n) {
+			out[len++] = *tpl++;
+			out[len] = '\0';
+		}
+	}
+}

@@ -179,6 +179,13 @@ bool uot_exited_ok(int status);
 /* "exit 1", "killed by signal 9"...: static buffer. */
 const char *uot_status_str(int status);
 
+/*
+ * Copies the template into 'out', each of tokens[i] (e.g. "@SRC") replaced
+ * by values[i]; cut short to fit.
+ */
+void uot_expand(char *out, size_t size, const char *tpl, const char *const *tokens,
+		const char *const *values, size_t n);
+
 static inline double uot_mib(uint64_t bytes)
 {
 	return (double)bytes / (double)UOT_MIB;
