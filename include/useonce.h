@@ -89,17 +89,17 @@ struct uo_stream {
 	uint64_t dropped;	/* advice to drop was given for [base, dropped) */
 	uint64_t flushed;	/* writes: writeback was started for [base, flushed) */
 	/*
-	 * Reads drop only what the stream brought in.  Residency is probed a
-	 * lookahead ahead of the cursor, before readahead gets there; what the
-	 * stream read before the first probe is taken to be like the first probe.
+	 * Streams drop only what they brought in.  Residency is probed ahead
+	 * of the cursor (for a reader, beyond readahead); what the stream moved
+	 * before the first probe is taken to be like the first probe.
 	 */
 	uint64_t probed;	/* what was cached before is known below this */
 	uint64_t probe_floor;	/* ... and from this; both 0 before the first probe */
 	uint64_t cached;	/* bit i: folio mask_base + i was cached before */
 	uint64_t mask_base;	/* folio index (offset / align) of bit 0 */
 	uint8_t head_cached;	/* what was read before probe_floor was cached */
-	uint8_t blind;		/* what was cached cannot be known: reads are spared */
-	uint8_t noprobe;	/* cannot probe here (old kernel): reads drop everything */
+	uint8_t blind;		/* what was cached cannot be known: nothing is dropped */
+	uint8_t noprobe;	/* cannot probe here (old kernel): everything is dropped */
 	uint8_t state;		/* enum uo_state */
 	uint8_t dir;		/* enum uo_dir of the current run */
 	uint8_t positioned;	/* next is meaningful */
@@ -167,6 +167,15 @@ void uo_ignore(struct uo_stream *st);
 void uo_reset(struct uo_stream *st);
 
 /*
+ * How far ahead of the cursor residency is probed: beyond readahead for a
+ * reader; a window for a writer, which nothing runs ahead of.
+ */
+static inline uint64_t uo_lookahead(const struct uo_tuning *t, unsigned dir)
+{
+	return dir == UO_READ ? t->lookahead : t->window;
+}
+
+/*
  * The common case, cheaply: an event at a known offset that cannot lead to
  * advice (random access, or a run still short of the threshold).  Applies it
  * and returns true, exactly as uo_observe would; otherwise changes nothing
@@ -186,9 +195,9 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 		return false;
 	start = ev->end - ev->len;
 	/* A probe falls due (the same test as uo_observe's, on the run this event is in). */
-	if (ev->dir == UO_READ && !st->blind && !st->noprobe &&
+	if (!st->blind && !st->noprobe &&
 	    ev->end - (start != st->next ? start : st->run_start) >= t->window &&
-	    ev->end + t->lookahead + t->window >= st->probed)
+	    ev->end + uo_lookahead(t, ev->dir) + t->window >= st->probed)
 		return false;
 	if (st->state == UO_STREAM) {
 		/* A stream going on, with no window complete since the last advice. */

@@ -90,22 +90,23 @@ static uint64_t uo_keep_mask(const struct uo_stream *st, const struct uo_tuning 
 /*
  * Ask for the residency of what lies a lookahead ahead of the cursor, once
  * the run is a window long (small files are never probed).  Asked a window
- * early, two windows at a time: a read of up to a window then never
+ * early, two windows at a time: a call moving up to a window then never
  * carries the cursor to less than a lookahead from unprobed folios, where
- * readahead would make them look cached.
+ * readahead (or the writer itself) would make them look cached.
  */
 static void uo_maybe_probe(struct uo_stream *st, const struct uo_tuning *t, uint64_t end,
 			   struct uo_advice *adv)
 {
-	uint64_t start = uo_align_up(end + t->lookahead, t->align);
+	uint64_t ahead = uo_lookahead(t, st->dir);
+	uint64_t start = uo_align_up(end + ahead, t->align);
 
-	if (st->dir != UO_READ || st->blind || st->noprobe ||
-	    end - st->run_start < t->window || end + t->lookahead + t->window < st->probed)
+	if (st->blind || st->noprobe || end - st->run_start < t->window ||
+	    end + ahead + t->window < st->probed)
 		return;
 	if (start < st->probed)
 		start = st->probed;
 	adv->probe.start = start;
-	adv->probe.end = uo_align_up(end + t->lookahead + 2 * t->window, t->align);
+	adv->probe.end = uo_align_up(end + ahead + 2 * t->window, t->align);
 	if (adv->probe.end > start + UO_MEMORY_FOLIOS * t->align)
 		adv->probe.end = start + UO_MEMORY_FOLIOS * t->align;
 }
@@ -203,11 +204,13 @@ static void uo_advise_write(struct uo_stream *st, const struct uo_tuning *t,
 	adv->flush.start = st->flushed;
 	adv->flush.end = edge;
 	st->flushed = edge;
-	if (drop_edge > st->dropped) {
+	if (drop_edge > st->dropped && !st->blind) {
+		/* An overwrite of pages someone had cached leaves them cached. */
 		adv->drop.start = st->dropped;
 		adv->drop.end = drop_edge;
+		adv->keep = uo_keep_mask(st, t, adv->drop.start, &adv->drop.end);
 		adv->flags |= UO_ADV_WAIT;
-		st->dropped = drop_edge;
+		st->dropped = adv->drop.end;
 	}
 }
 
@@ -289,9 +292,14 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 		 */
 		adv.flush.start = st->flushed;
 		adv.flush.end = UO_EOF;
-		adv.drop.start = st->dropped;
-		adv.drop.end = UO_EOF;
-		adv.flags |= UO_ADV_WAIT;
+		if (!st->blind) {
+			/* Beyond what was probed, the writer never got. */
+			adv.drop.start = st->dropped;
+			adv.drop.end = st->probed ? st->probed : UO_EOF;
+			if (st->probed)
+				adv.keep = uo_keep_mask(st, t, adv.drop.start, &adv.drop.end);
+			adv.flags |= UO_ADV_WAIT;
+		}
 	}
 	uo_reset(st);
 	return adv;

@@ -456,6 +456,29 @@ START_TEST(test_write_stream_is_flushed_and_dropped)
 }
 END_TEST
 
+/* Overwriting a file someone keeps cached leaves it cached (a new file goes: above). */
+START_TEST(test_overwrite_of_cached_file_stays)
+{
+	char path[PATH_MAX];
+	static char block[MiB];
+	int fd, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "overwritten");
+	fill(path, 96 * MiB);
+	make_hot(path);
+	ck_assert_int_ge(resident_mib(path), 94);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	memset(block, 'o', sizeof(block));
+	for (i = 0; i < 96; i++)
+		ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_ge(resident_mib(path), 94);
+}
+END_TEST
+
 /*
  * A descriptor closed behind the library's back and reused for another file
  * must not carry the old stream over: the new file's first reads stay cached.
@@ -534,6 +557,7 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_random_reads_left_alone);
 	tcase_add_loop_test(guard, test_precached_pages_stay, 0, 2);
 	tcase_add_test(guard, test_write_stream_is_flushed_and_dropped);
+	tcase_add_test(guard, test_overwrite_of_cached_file_stays);
 	tcase_add_test(guard, test_raw_close_then_reuse);
 	tcase_add_test(guard, test_dup2_over_a_stream);
 	suite_add_tcase(s, guard);

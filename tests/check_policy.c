@@ -126,8 +126,7 @@ static struct walk stream(unsigned dir, uint64_t start, uint64_t total, uint64_t
 		uint64_t end = off + step;
 
 		if (!uo_range_empty(a.probe)) {
-			ck_assert_int_eq(dir, UO_READ);
-			ck_assert_uint_ge(a.probe.start, end + tun.lookahead);
+			ck_assert_uint_ge(a.probe.start, end + uo_lookahead(&tun, dir));
 			if (w.first_probe == UO_UNKNOWN)
 				w.first_probe = a.probe.start;
 		}
@@ -634,10 +633,23 @@ START_TEST(test_small_files_are_not_probed)
 }
 END_TEST
 
-START_TEST(test_writes_are_not_probed)
+/* An overwrite of a file someone had cached leaves it cached; a new file goes. */
+START_TEST(test_overwrite_keeps_what_was_cached)
 {
-	truth = all_cached;
-	ck_assert_uint_eq(stream(UO_WRITE, 0, GiB, MiB, false).kept, 0);
+	struct walk w;
+
+	truth = _i ? all_cached : none_cached;
+	w = stream(UO_WRITE, 0, GiB, MiB, false);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.wrongly_kept, 0);
+	ck_assert_uint_eq(w.wrongly_dropped, 0);
+	if (_i) {
+		ck_assert_uint_eq(w.let_go, 0);
+		ck_assert_uint_gt(w.kept, 400);
+	} else {
+		ck_assert_uint_eq(w.kept, 0);
+		ck_assert_uint_gt(w.let_go, 400);
+	}
 }
 END_TEST
 
@@ -721,7 +733,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(cache, test_big_reads_leave_no_folio_misjudged, 0, 2);
 	tcase_add_loop_test(cache, test_blind_stream_is_spared, 0, 2);
 	tcase_add_test(cache, test_small_files_are_not_probed);
-	tcase_add_test(cache, test_writes_are_not_probed);
+	tcase_add_loop_test(cache, test_overwrite_keeps_what_was_cached, 0, 2);
 	tcase_add_test(cache, test_tree_needs_many_files_in_a_row);
 	tcase_add_test(cache, test_tree_slow_trickle_never_counts);
 	suite_add_tcase(s, cache);
