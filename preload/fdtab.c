@@ -48,13 +48,13 @@ static struct uo_slot *uo_chunk(unsigned index, bool create)
 	return chunk;
 }
 
-struct uo_slot *uo_slot_get(int fd, bool create)
+struct uo_slot *uo_slot_get(int fd)
 {
 	struct uo_slot *chunk;
 
 	if (fd < 0 || (unsigned)fd >= UO_FDTAB_MAX)
 		return NULL;
-	chunk = uo_chunk((unsigned)fd / UO_FDTAB_CHUNK, create);
+	chunk = uo_chunk((unsigned)fd / UO_FDTAB_CHUNK, true);
 	return chunk ? &chunk[(unsigned)fd % UO_FDTAB_CHUNK] : NULL;
 }
 

@@ -217,7 +217,7 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 
 	if (uo_config.disabled)
 		return;
-	s = uo_slot_get(fd, true);
+	s = uo_slot_get(fd);
 	if (!s)
 		return;
 	if (at == UO_UNKNOWN) {
@@ -253,7 +253,7 @@ void uo_note_opened(int fd)
 
 	if (uo_config.disabled)
 		return;
-	s = uo_slot_get(fd, true);
+	s = uo_slot_get(fd);
 	if (!s || !uo_slot_lock(s))
 		goto out;
 	uo_slot_clear(s);
@@ -312,7 +312,7 @@ static void uo_tree_closing(int fd, struct uo_slot *s)
 
 void uo_note_closing(int fd)
 {
-	struct uo_slot *s = uo_slot_get(fd, false);
+	struct uo_slot *s = uo_slot_peek(fd);
 	struct uo_advice adv;
 
 	if (!s)
@@ -335,7 +335,7 @@ void uo_note_closing(int fd)
 
 void uo_note_forget(int fd)
 {
-	struct uo_slot *s = uo_slot_get(fd, false);
+	struct uo_slot *s = uo_slot_peek(fd);
 
 	if (s)
 		uo_slot_forget(s);

@@ -66,7 +66,8 @@ struct uo_slot {
 
 /* fdtab.c */
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];
-struct uo_slot *uo_slot_get(int fd, bool create);
+/* The descriptor's slot, its chunk mapped if need be; uo_slot_peek only looks. */
+struct uo_slot *uo_slot_get(int fd);
 void uo_slot_clear(struct uo_slot *s);
 void uo_slot_forget(struct uo_slot *s);
 void uo_fdtab_forget_range(unsigned first, unsigned last);
