@@ -75,15 +75,17 @@ static long resident_mib(long from, long to)
 static void cache_range(long from, long to)
 {
 	static char buf[1 << 20];
-	int fd;
+	int fd, pass;
 	long mib;
 
 	ck_assert_int_eq(uot_make_cold(u.file), 0);
 	fd = open(u.file, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
-	for (mib = from; mib < to; mib++)
-		ck_assert_int_eq(pread(fd, buf, sizeof(buf), mib << 20), sizeof(buf));
+	/* This VM's own reclaim can take pages just read: read again what went. */
+	for (pass = 0; pass < 3 && resident_mib(from, to) < to - from; pass++)
+		for (mib = from; mib < to; mib++)
+			ck_assert_int_eq(pread(fd, buf, sizeof(buf), mib << 20), sizeof(buf));
 	close(fd);
 	ck_assert_int_ge(resident_mib(from, to), to - from - NOISE_MIB);
 }
@@ -133,7 +135,7 @@ START_TEST(test_blind_stream)
 {
 	enum state state = (enum state)(_i / 2);
 	const char *prog = _i % 2 ? "dd" : "cat";
-	long head, middle, tail;
+	long head, middle, tail, before_middle, before_rest;
 
 	if (u.why[0]) {
 		printf("unprivileged: skipped: %s\n", u.why);
@@ -150,6 +152,9 @@ START_TEST(test_blind_stream)
 	else
 		ck_assert_int_eq(uot_make_cold(u.file), 0);
 
+	/* Measured just before: what the run loses is compared with what was there. */
+	before_middle = resident_mib(THIRD_MIB, 2 * THIRD_MIB);
+	before_rest = resident_mib(0, THIRD_MIB) + resident_mib(2 * THIRD_MIB, FILE_MIB);
 	run_as_nobody(prog, true);
 	head = resident_mib(0, THIRD_MIB);
 	middle = resident_mib(THIRD_MIB, 2 * THIRD_MIB);
@@ -157,11 +162,11 @@ START_TEST(test_blind_stream)
 	printf("unprivileged: %-4s %-20s resident after, by third: %3ld %3ld %3ld MiB\n",
 	       prog, state_name[state], head, middle, tail);
 	if (state != COLD)
-		ck_assert_msg(middle >= THIRD_MIB - NOISE_MIB, "%s dropped %ld MiB that were "
-			      "cached before", prog, THIRD_MIB - middle);
+		ck_assert_msg(middle >= before_middle - NOISE_MIB, "%s dropped %ld MiB that were "
+			      "cached before", prog, before_middle - middle);
 	if (state == ALL_CACHED)
-		ck_assert_msg(head + tail >= 2 * THIRD_MIB - NOISE_MIB, "%s dropped %ld MiB that "
-			      "were cached before", prog, 2 * THIRD_MIB - head - tail);
+		ck_assert_msg(head + tail >= before_rest - NOISE_MIB, "%s dropped %ld MiB that "
+			      "were cached before", prog, before_rest - head - tail);
 	else
 		ck_assert_msg(head + tail + (state == COLD ? middle : 0) <= HEAD_MAX_MIB,
 			      "%s left %ld MiB of a cold stream cached (bound %d)", prog,
