@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,9 +112,11 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 {
 	struct uo_cachestat_range range = { r.start, r.end - r.start };
 	struct uo_cachestat cs;
-	uint64_t page = 4096, folios = (r.end - r.start) / align, i;
+	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i;
 
 	*cached = 0;
+	if (!page)
+		page = 4096;
 	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
 		return errno == EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
 	/* The common answers, nothing or everything, in one call. */
