@@ -133,7 +133,8 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		if (split)							\
-			uo_len = uo_copy_window((in), (out), uo_want);		\
+			uo_len = uo_copy_window((in), UO_AT_PTR(in_at), (out),	\
+						UO_AT_PTR(out_at), uo_want, (split)); \
 		for (;;) {							\
 			uint64_t uo_in_at = UO_AT_PTR(in_at);			\
 			uint64_t uo_out_at = UO_AT_PTR(out_at);			\
