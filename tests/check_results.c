@@ -1028,7 +1028,6 @@ static bool life_run(enum kind k, void *fn, enum life_case lc, struct outcome *o
 {
 	struct fixture f, g;
 	int fds[4] = { -1, -1, -1, -1 }, base = 900, i;
-	FILE *fp = NULL;
 
 	memset(o, 0, sizeof(*o));
 	switch (k) {
@@ -1121,7 +1120,6 @@ static bool life_run(enum kind k, void *fn, enum life_case lc, struct outcome *o
 		for (i = 0; i < 4; i++)
 			raw_close(fds[i]);
 		file_state(f.path, &o->file_hash[0], &o->file_size[0]);
-		(void)fp;
 		return true;
 	default:
 		ck_abort_msg("life_run: kind %d", (int)k);

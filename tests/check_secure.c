@@ -20,9 +20,11 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +211,27 @@ static void cleanup_at_exit(void)
 	uot_scratch_remove();
 }
 
+/* Our directories in /var/tmp left by runs that died before their cleanup. */
+static void sweep_var_tmp(void)
+{
+	DIR *d = opendir("/var/tmp");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
+			continue;
+		pid = strtol(e->d_name + strlen(UOT_PREFIX), &end, 10);
+		if (pid > 0 && !*end && pid != getpid() && kill((pid_t)pid, 0) != 0 &&
+		    errno == ESRCH)
+			sh("rm -rf '/var/tmp/%s'", e->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int install(const char *from, const char *to, mode_t mode)
 {
 	return sh("cp '%s' '%s/%s' && chown 0:0 '%s/%s' && chmod %o '%s/%s'", from, s.top, to,
@@ -236,6 +259,7 @@ static void prepare(void)
 		return;
 	}
 	uot_sweep_stale();
+	sweep_var_tmp();
 	if (uot_scratch_create() != 0) {
 		snprintf(s.why, sizeof(s.why), "%s", uot_why());
 		return;
