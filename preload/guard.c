@@ -341,16 +341,44 @@ void uo_note_forget(int fd)
 		uo_slot_forget(s);
 }
 
-size_t uo_copy_window(int in, int out, size_t len)
+/* Would len bytes from 'at' (UO_UNKNOWN: the cursor) end past max_end? */
+static bool uo_copy_end_overflows(int fd, uint64_t at, uint64_t len, uint64_t max_end)
+{
+	if (at == UO_UNKNOWN) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+
+		if (pos < 0)
+			return true;	/* not ours to reason about: copy as asked */
+		at = (uint64_t)pos;
+	}
+	return at > max_end || len > max_end - at;
+}
+
+/*
+ * The kernel refuses a copy whose end would overflow an offset, however
+ * little it would have copied (copy_file_range: EOVERFLOW, sendfile:
+ * EINVAL); cut into windows, the same request would be accepted.  Such a
+ * request is made as asked.  cp's length (2^63 - 2^30) never wraps.
+ */
+size_t uo_copy_window(int in, uint64_t in_at, int out, uint64_t out_at, size_t len, int split)
 {
 	struct uo_file a, b;
+	int saved = errno;
+	size_t ret = len;
 
 	if (uo_config.disabled || len <= uo_config.tuning.window)
 		return len;
 	if (uo_fstat(in, &a) != 0 || !S_ISREG(a.mode))
-		return len;
+		goto out;
 	/* Overlap checks are made on the whole request; cutting it could change them. */
 	if (uo_fstat(out, &b) == 0 && a.dev == b.dev && a.ino == b.ino)
-		return len;
-	return uo_config.tuning.window;
+		goto out;
+	if (split == UO_SPLIT_SIGNED ? uo_copy_end_overflows(in, in_at, len, INT64_MAX) :
+	    uo_copy_end_overflows(in, in_at, len, UINT64_MAX) ||
+	    uo_copy_end_overflows(out, out_at, len, UINT64_MAX))
+		goto out;
+	ret = uo_config.tuning.window;
+out:
+	errno = saved;
+	return ret;
 }

@@ -106,7 +106,11 @@ void uo_note_closing(int fd);
 void uo_note_forget(int fd);
 void uo_note_opened(int fd);
 extern _Atomic bool uo_tree_on;	/* the process is streaming a tree of files */
-size_t uo_copy_window(int in, int out, size_t len);
+/* How a copy may be cut: the kernel refuses one whose end overflows an offset. */
+#define UO_SPLIT_NONE	0	/* never cut */
+#define UO_SPLIT_WRAP	1	/* refused when either offset + length wraps 2^64 (copy_file_range) */
+#define UO_SPLIT_SIGNED	2	/* refused when the input offset + length passes 2^63 - 1 (sendfile) */
+size_t uo_copy_window(int in, uint64_t in_at, int out, uint64_t out_at, size_t len, int split);
 int uo_stdio_fd(FILE *fp);
 
 /* sys.c: system calls made without libc's versioned wrappers. */
