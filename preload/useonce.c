@@ -208,12 +208,17 @@ static const char *uo_check_config(const char *s)
 	return uo_absolute("--config", s);
 }
 
-/* Try dir/rel/libuseonce.so; out receives it. */
+/* Try dir/rel/libuseonce.so; out receives it, without "..", for LD_PRELOAD's readers. */
 static bool uo_try_library(char *out, size_t size, const char *dir, const char *rel)
 {
-	int len = snprintf(out, size, "%s%s/" UO_LIBNAME, dir, rel);
+	char path[PATH_MAX];
+	int len = snprintf(path, sizeof(path), "%s%s/" UO_LIBNAME, dir, rel);
 
-	return len > 0 && (size_t)len < size && access(out, R_OK) == 0;
+	if (len <= 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+		return false;
+	if (size < PATH_MAX || !realpath(path, out))
+		snprintf(out, size, "%s", path);
+	return true;
 }
 
 /*
