@@ -366,7 +366,13 @@ int main(int argc, char **argv)
 	 * options stay its own.  ':': we say what is wrong, as "useonce: ...".
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhV", options, NULL)) != -1) {
+	for (;;) {
+		/* The word getopt reads: still this one if it fails inside "-nx". */
+		int word = optind;
+
+		c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhV", options, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
 		case 't':
 			uo_check_size("--threshold", optarg);
@@ -414,14 +420,16 @@ int main(int argc, char **argv)
 			uo_version();
 			return 0;
 		case ':':
-			if (!strncmp(argv[optind - 1], "--", 2))
-				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[optind - 1]);
+			if (!strncmp(argv[word], "--", 2))
+				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[word]);
 			uo_die(UO_EXIT_USAGE, "option -%c needs a value", optopt);
 		default:
-			/* optopt is 0 for a long option, whose word is the last one read. */
-			if (!optopt)
-				uo_die(UO_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
-			uo_die(UO_EXIT_USAGE, "unknown option -%c", optopt);
+			/* optopt: 0 for an unknown long option, its value for one given a value. */
+			if (strncmp(argv[word], "--", 2))
+				uo_die(UO_EXIT_USAGE, "unknown option -%c", optopt);
+			if (optopt)
+				uo_die(UO_EXIT_USAGE, "option %s takes no value", argv[word]);
+			uo_die(UO_EXIT_USAGE, "unknown option %s", argv[word]);
 		}
 	}
 	if (optind >= argc)
