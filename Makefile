@@ -101,7 +101,18 @@ uninstall:
 	fi
 	$(if $(filter libuseonce,$(notdir $(LIBDIR))),-rmdir $(DESTDIR)$(LIBDIR))
 
+# The Debian package, built from a copy of the tree (dpkg-buildpackage writes
+# into the parent directory); the .deb files end in $(B)/deb.
+UO_VERSION = $(shell sed -n 's/^\#define USEONCE_VERSION "\(.*\)"/\1/p' include/useonce.h)
+deb:
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/libuseonce-$(UO_VERSION)
+	tar --exclude=./.git --exclude='./build*' --exclude='./$(B)' --exclude=./bench/results \
+		-cf - . | tar -C $(B)/deb/libuseonce-$(UO_VERSION) -xf -
+	cd $(B)/deb/libuseonce-$(UO_VERSION) && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
+	rm -rf $(B)/deb/libuseonce-$(UO_VERSION)
+	@ls $(B)/deb/*.deb
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all install uninstall clean FORCE
+.PHONY: all install uninstall deb clean FORCE
