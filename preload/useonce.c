@@ -236,19 +236,20 @@ static bool uo_find_library(char *out, size_t size)
 	static const char bindir[] = UO_BINDIR;
 	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	size_t blen = strlen(bindir);
+	size_t blen = strlen(bindir), slen;
 
 	if (n > 0) {
 		self[n] = '\0';
 		slash = strrchr(self, '/');
 		if (slash)
 			*slash = '\0';
+		slen = strlen(self);
 		if (uo_try_library(out, size, self, ""))
 			return true;
-		if ((size_t)n > blen && !strcmp(self + strlen(self) - blen, bindir)) {
+		if (slen >= blen && !strcmp(self + slen - blen, bindir)) {
 			char root[PATH_MAX];
 
-			snprintf(root, sizeof(root), "%.*s", (int)(strlen(self) - blen), self);
+			snprintf(root, sizeof(root), "%.*s", (int)(slen - blen), self);
 			if (uo_try_library(out, size, root, UO_LIBDIR))
 				return true;
 		}

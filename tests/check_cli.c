@@ -1271,8 +1271,9 @@ static void cli_ours_on_system(char *out, size_t size)
 	char cmd[PATH_MAX + 160];
 	const char *argv[] = { "sh", "-c", cmd, NULL };
 
+	/* uotest-: other test programs' scratch files, which come and go meanwhile. */
 	snprintf(cmd, sizeof(cmd), "find /etc /usr /var /opt -xdev -iname '*useonce*' 2>/dev/null"
-		 " | grep -v '^%s/' | sort", cli_srcdir());
+		 " | grep -v -e '^%s/' -e 'uotest-' | sort", cli_srcdir());
 	cli_run(argv, NULL, &o);
 	snprintf(out, size, "%s", o.out);
 }
@@ -1420,8 +1421,12 @@ START_TEST(test_debian)
 	}
 	/* Nor anything its scripts may have made. */
 	cli_ours_on_system(after, sizeof(after));
-	ck_assert_msg(!strcmp(before, after), "before dpkg -i:\n%s\nafter dpkg --purge:\n%s",
-		      before, after);
+	for (p = strtok_r(after, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		char line[PATH_MAX + 2];
+
+		cli_fmt(line, sizeof(line), "%s\n", p);
+		ck_assert_msg(strstr(before, line), "%s is left after dpkg --purge useonce", p);
+	}
 	printf("cli: debian: build, install, use, remove and purge took %.0f s\n",
 	       (double)time(NULL) - t0);
 }
