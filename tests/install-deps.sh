@@ -10,6 +10,13 @@ command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 command -v fincore >/dev/null 2>&1 || missing="$missing util-linux"
+# check_cli: man pages rendered without warnings, the .desktop example
+# validated, the Debian package built.
+command -v man >/dev/null 2>&1 || missing="$missing man-db"
+command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
+command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-file-utils"
+command -v dpkg-buildpackage >/dev/null 2>&1 || missing="$missing dpkg-dev"
+command -v dh >/dev/null 2>&1 || missing="$missing debhelper"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
