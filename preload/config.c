@@ -177,7 +177,9 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		if (errno != ENOENT || named)
+		if (named)
+			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words(errno));
+		else if (errno != ENOENT)
 			uo_warn_at(path, 0, NULL, NULL, uo_errno_words(errno));
 		return;
 	}

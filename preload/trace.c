@@ -110,14 +110,19 @@ void uo_line_trace(struct uo_line *l)
 }
 
 /* A value from outside, shown safely: printable bytes only, cut short. */
-void uo_line_value(struct uo_line *l, const char *value)
+static void uo_line_safe(struct uo_line *l, const char *value, int most)
 {
 	int shown = 0;
 
-	for (; *value && shown < 40; value++, shown++)
+	for (; *value && shown < most; value++, shown++)
 		uo_line_char(l, *value >= 0x20 && *value < 0x7f ? *value : '?');
 	if (*value)
 		uo_line_str(l, "...");
+}
+
+void uo_line_value(struct uo_line *l, const char *value)
+{
+	uo_line_safe(l, value, 40);
 }
 
 void uo_line_write(struct uo_line *l, int fd)
@@ -152,7 +157,7 @@ void uo_warn_at(const char *file, unsigned line, const char *key, const char *va
 
 	l.len = 0;
 	uo_line_str(&l, "useonce: ");
-	uo_line_value(&l, file);
+	uo_line_safe(&l, file, 200);
 	if (line) {
 		uo_line_str(&l, ":");
 		uo_line_num(&l, line);
