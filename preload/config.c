@@ -65,11 +65,15 @@ static void uo_copy(char *out, const char *a, const char *b)
 	*out = '\0';
 }
 
+/*
+ * Bounded, so that the compiler does not make it a call of strlen: the
+ * first call of a libc function costs every process a symbol lookup.
+ */
 static size_t uo_len(const char *s)
 {
 	size_t n = 0;
 
-	while (s[n])
+	while (s[n] && n < 4096)
 		n++;
 	return n;
 }
@@ -102,8 +106,8 @@ static const char *uo_basename(const char *path)
 static bool uo_is_program(void *arg, const char *name)
 {
 	if (!uo_self.looked) {
-		long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", uo_self.exe,
-				 sizeof(uo_self.exe) - 1);
+		long n = uo_sys(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)uo_self.exe,
+				(long)sizeof(uo_self.exe) - 1);
 
 		uo_self.exe[n > 0 ? n : 0] = '\0';
 		uo_self.looked = true;
@@ -171,22 +175,28 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 	struct uo_settings global = { 0 }, program = { 0 };
 	struct uo_file st;
 	size_t len = 0;
-	int fd;
+	int saved;
+	long fd;
 
 	/* O_NONBLOCK: a FIFO put in its place must not hang every program. */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
-			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = uo_sys(SYS_openat, AT_FDCWD, (long)path,
+		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd < 0) {
 		if (named)
-			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words(errno));
-		else if (errno != ENOENT)
-			uo_warn_at(path, 0, NULL, NULL, uo_errno_words(errno));
+			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
+		else if (fd != -ENOENT)
+			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
 	}
+	/*
+	 * errno is libc's, and touching it costs every process a symbol
+	 * lookup: only once a file was found, and put back as it was.
+	 */
+	saved = errno;
 	/* In secure mode HOME is someone else's: rules with ~ are skipped. */
 	if (home && uo_secure())
 		ctx.home = NULL;
-	if (uo_fstat(fd, &st) != 0 || !S_ISREG(st.mode)) {
+	if (uo_fstat((int)fd, &st) != 0 || !S_ISREG(st.mode)) {
 		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
 		goto out;
 	}
@@ -196,9 +206,10 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		goto out;
 	}
 	for (;;) {
-		long n = syscall(SYS_read, fd, uo_conf_text + len, sizeof(uo_conf_text) - len);
+		long n = uo_sys(SYS_read, fd, (long)(uo_conf_text + len),
+				(long)(sizeof(uo_conf_text) - len), 0);
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
 		if (n < 0) {
 			uo_warn_at(path, 0, NULL, NULL, "cannot be read; ignored");
@@ -210,7 +221,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		if (len == sizeof(uo_conf_text)) {
 			char more;
 
-			if (syscall(SYS_read, fd, &more, 1) > 0) {
+			if (uo_sys(SYS_read, fd, (long)&more, 1, 0) > 0) {
 				uo_warn_at(path, 0, NULL, NULL,
 					   "longer than 32 KiB; the rest is ignored");
 				/* The last line is cut: leave it out. */
@@ -224,7 +235,8 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 	uo_settings_merge(into, &global);
 	uo_settings_merge(into, &program);
 out:
-	syscall(SYS_close, fd);
+	uo_sys(SYS_close, fd, 0, 0, 0);
+	errno = saved;
 }
 
 /*
@@ -271,7 +283,8 @@ enum {
 	UO_V_STATS, UO_V_DRYRUN, UO_V_CONFIG, UO_V_COUNT
 };
 
-static const char *const uo_env_names[UO_V_COUNT] = {
+/* An array of arrays, not of pointers: no relocation for the loader to make. */
+static const char uo_env_names[UO_V_COUNT][20] = {
 	[UO_V_DISABLE] = USEONCE_ENV_DISABLE,
 	[UO_V_THRESHOLD] = USEONCE_ENV_THRESHOLD,
 	[UO_V_WINDOW] = USEONCE_ENV_WINDOW,
@@ -354,7 +367,7 @@ static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 	 * Secure mode is asked about only when there is something to ignore:
 	 * most processes have HOME and no file, and pay one failed access.
 	 */
-	if (syscall(SYS_faccessat, AT_FDCWD, path, F_OK) != 0 || uo_secure())
+	if (uo_sys(SYS_faccessat, AT_FDCWD, (long)path, F_OK, 0) != 0 || uo_secure())
 		return;
 	uo_load_file(path, false, false, e->home, into);
 }
@@ -442,7 +455,6 @@ void uo_config_load(char *const *argv)
 		.reuse_s = uo_config.reuse_s, .enable = true,
 	};
 	struct uo_env e = { 0 };
-	int saved = errno;
 
 	uo_self.argv = argv;
 	if (environ)
@@ -470,5 +482,4 @@ void uo_config_load(char *const *argv)
 		t->threshold = t->window;
 	if (!uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]))
 		uo_stats_start();
-	errno = saved;
 }

@@ -180,7 +180,7 @@ void uo_warn_at(const char *file, unsigned line, const char *key, const char *va
 /* Binary units, one decimal: "0 B", "512 B", "1.5 GiB". */
 void uo_line_bytes(struct uo_line *l, uint64_t v)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	static const char units[][4] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	unsigned u = 0;
 	uint64_t unit = 1024;
 
