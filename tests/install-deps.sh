@@ -10,6 +10,12 @@ command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 command -v fincore >/dev/null 2>&1 || missing="$missing util-linux"
+# The config parsers' fuzz target (tests/fuzz): clang and its libFuzzer runtime.
+if ! command -v clang >/dev/null 2>&1; then
+	missing="$missing clang libclang-rt-dev"
+elif [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a" ]; then
+	missing="$missing libclang-rt-dev"
+fi
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
