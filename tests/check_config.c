@@ -332,6 +332,53 @@ START_TEST(test_too_many_rules)
 }
 END_TEST
 
+/*
+ * examples/useonce.conf documents the format: with its settings uncommented
+ * ("#key = value" and "#[program NAME]" lines), it must parse without a
+ * warning, and set what it shows.
+ */
+START_TEST(test_example)
+{
+	const char *src = getenv("UO_SRCDIR");
+	static char text[65536], out[65536];
+	struct uo_settings g, p;
+	struct warned w;
+	char path[PATH_MAX];
+	size_t len, i, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/examples/useonce.conf", src && *src ? src : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot read %s (set UO_SRCDIR)", path);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	for (i = 0; i < len; i++) {
+		bool line_start = i == 0 || text[i - 1] == '\n';
+
+		/* "#key = ..." and "#[program": a setting shown commented out. */
+		if (line_start && text[i] == '#' &&
+		    (text[i + 1] == '[' || (text[i + 1] >= 'a' && text[i + 1] <= 'z' &&
+					     strcspn(text + i, "\n") > strcspn(text + i, "="))))
+			continue;
+		out[n++] = text[i];
+	}
+	out[n] = '\0';
+	parse(out, "/home/u", &w, &g, &p);
+	ck_assert_msg(w.n == 0, "%s: line %u: %s", path, w.line[0], w.text[0]);
+	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD | UO_SET_WINDOW | UO_SET_GUARD | UO_SET_REUSE |
+				 UO_SET_ENABLE);
+	ck_assert_uint_eq(g.threshold, USEONCE_DEFAULT_THRESHOLD);
+	ck_assert_uint_eq(g.window, USEONCE_DEFAULT_WINDOW);
+	ck_assert_uint_eq(g.reuse_s, USEONCE_DEFAULT_REUSE);
+	ck_assert_uint_eq(rules.n, 2);
+	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/.cache/x"), UO_RULE_NEVER);
+	ck_assert_int_eq(uo_rules_match(&rules, "/media/disk/film"), UO_RULE_ALWAYS);
+	/* rsync is our stand-in program: its section applies. */
+	ck_assert_uint_eq(p.threshold, 8ULL << 20);
+}
+END_TEST
+
 /* ---- real programs under the library ---- */
 
 #define DATA_MIB	16	/* streams once the threshold is a few MiB */
@@ -990,6 +1037,7 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_too_many_rules);
+	tcase_add_test(tc, test_example);
 	suite_add_tcase(s, tc);
 
 	prepare();
