@@ -798,6 +798,29 @@ START_TEST(test_stats)
 	stats_of(small, line, sizeof(line), false);
 	ck_assert_msg(line[0] == '\0', "a line without a stream: %s", line);
 
+	/*
+	 * A child forked after the stream, exiting normally (destructors run):
+	 * it starts from zero, so only the parent prints.
+	 */
+	if (system("command -v python3 >/dev/null 2>&1") == 0) {
+		const char *py[] = { "python3", "-c",
+			"import os, sys\n"
+			"f = open(sys.argv[1], 'rb', buffering=0)\n"
+			"while f.read(1 << 20): pass\n"
+			"pid = os.fork()\n"
+			"if pid == 0: sys.exit(0)\n"
+			"os.waitpid(pid, 0)\n", c.big, NULL };
+		unsigned lines = 0;
+		char *p;
+
+		ck_assert_int_eq(uot_make_cold(c.big), 0);
+		stats_of(py, line, sizeof(line), false);
+		for (p = line; (p = strstr(p, "useonce: stats: ")); p++)
+			lines++;
+		ck_assert_msg(lines == 1, "%u lines after a fork: %s", lines, line);
+		ck_assert_msg(near_mib(stat_field(line, "read"), BIG_MIB, 1), "%s", line);
+	}
+
 	/* cat closes stderr before exit: the line is written before that. */
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
 	status = run(cat, true, to_stderr);
