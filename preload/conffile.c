@@ -42,11 +42,16 @@ static bool uo_strcaseeq(const char *a, const char *b)
 	return uo_lower(*a) == uo_lower(*b);
 }
 
+/*
+ * Bounded (every string here is shorter), so that the compiler does not
+ * make it a call of libc's strlen: in the library, a first call of a libc
+ * function costs a symbol lookup in the process.
+ */
 static size_t uo_strlen(const char *s)
 {
 	size_t n = 0;
 
-	while (s[n])
+	while (s[n] && n < UO_CONF_LINE_MAX + UO_RULE_PATH)
 		n++;
 	return n;
 }

@@ -141,6 +141,17 @@ const char *uo_program_name(void)
 	return "?";
 }
 
+/* fstat without libc's syscall(), whose first call costs a symbol lookup. */
+static int uo_fstat_raw(long fd, struct stat *st)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	/* There, the kernel's struct stat is libc's. */
+	return uo_sys(SYS_fstat, fd, (long)st, 0, 0) == 0 ? 0 : -1;
+#else
+	return fstat((int)fd, st);
+#endif
+}
+
 static void uo_file_warn(void *arg, unsigned line, const char *key, const char *value,
 			 const char *why)
 {
@@ -173,9 +184,8 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		.arg = (void *)path,
 	};
 	struct uo_settings global = { 0 }, program = { 0 };
-	struct uo_file st;
-	size_t len = 0;
-	int saved;
+	size_t len = 0, i;
+	struct stat st;
 	long fd;
 
 	/* O_NONBLOCK: a FIFO put in its place must not hang every program. */
@@ -188,19 +198,11 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
 	}
-	/*
-	 * errno is libc's, and touching it costs every process a symbol
-	 * lookup: only once a file was found, and put back as it was.
-	 */
-	saved = errno;
-	/* In secure mode HOME is someone else's: rules with ~ are skipped. */
-	if (home && uo_secure())
-		ctx.home = NULL;
-	if (uo_fstat((int)fd, &st) != 0 || !S_ISREG(st.mode)) {
+	if (uo_fstat_raw(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
 		goto out;
 	}
-	if (system && (st.uid != 0 || (st.mode & (S_IWGRP | S_IWOTH)))) {
+	if (system && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
 		uo_warn_at(path, 0, NULL, NULL,
 			   "not owned by root, or writable by group or others; ignored");
 		goto out;
@@ -231,12 +233,19 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			break;
 		}
 	}
+	/* In secure mode HOME is someone else's: rules with ~ are skipped. */
+	for (i = 0; i < len && home; i++) {
+		if (uo_conf_text[i] == '~') {
+			if (uo_secure())
+				ctx.home = NULL;
+			break;
+		}
+	}
 	uo_conf_parse(uo_conf_text, len, &ctx, &global, &program, &uo_rules);
 	uo_settings_merge(into, &global);
 	uo_settings_merge(into, &program);
 out:
 	uo_sys(SYS_close, fd, 0, 0, 0);
-	errno = saved;
 }
 
 /*

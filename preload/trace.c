@@ -6,6 +6,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -134,6 +135,7 @@ void uo_line_write(struct uo_line *l, int fd)
 /* "USEONCE_WINDOW=8x: not a size (try 32M); ignored" */
 void uo_warn(const char *what, const char *value, const char *why)
 {
+	int saved = errno;	/* warnings come from the constructor: leave errno as it was */
 	struct uo_line l;
 
 	l.len = 0;
@@ -148,11 +150,13 @@ void uo_warn(const char *what, const char *value, const char *why)
 	if (!uo_ends_ignored(why))
 		uo_line_str(&l, "; ignored");
 	uo_line_write(&l, STDERR_FILENO);
+	errno = saved;
 }
 
 void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
 		const char *why)
 {
+	int saved = errno;
 	struct uo_line l;
 
 	l.len = 0;
@@ -175,6 +179,7 @@ void uo_warn_at(const char *file, unsigned line, const char *key, const char *va
 	if (line && !uo_ends_ignored(why))
 		uo_line_str(&l, "; ignored");
 	uo_line_write(&l, STDERR_FILENO);
+	errno = saved;
 }
 
 /* Binary units, one decimal: "0 B", "512 B", "1.5 GiB". */
