@@ -34,6 +34,7 @@ void uo_stats_start(void)
 	/* Kernels before 4.14 refuse: a child then reports its parent's work too. */
 	madvise(page, sizeof(struct uo_stats), MADV_WIPEONFORK);
 	uo_stats = page;
+	uo_stats->pid = (int32_t)syscall(SYS_getpid);
 }
 
 static uint64_t uo_get(_Atomic uint64_t *v)
@@ -48,17 +49,22 @@ static uint64_t uo_get(_Atomic uint64_t *v)
  */
 void uo_stats_print(void)
 {
-	static atomic_flag printed = ATOMIC_FLAG_INIT;
+	static atomic_flag printed = ATOMIC_FLAG_INIT, open_counted = ATOMIC_FLAG_INIT;
 	struct uo_stats *st = uo_stats;
 	struct uo_line l;
 	uint64_t streams;
 	int fd;
 
-	if (!st || atomic_flag_test_and_set(&printed))
+	if (!st)
 		return;
-	uo_stats_open_streams();
+	/* A vfork child shares our memory, counters and all: it is not us. */
+	if (st->pid && st->pid != (int32_t)syscall(SYS_getpid))
+		return;
+	/* Once: their bytes not yet given to the policy would count twice. */
+	if (!atomic_flag_test_and_set(&open_counted))
+		uo_stats_open_streams();
 	streams = uo_get(&st->streams[UO_READ]) + uo_get(&st->streams[UO_WRITE]);
-	if (!streams && !uo_get(&st->tree_files))
+	if ((!streams && !uo_get(&st->tree_files)) || atomic_flag_test_and_set(&printed))
 		return;
 	l.len = 0;
 	uo_line_str(&l, "useonce: stats: ");

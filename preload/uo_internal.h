@@ -109,6 +109,7 @@ struct uo_stats {
 	_Atomic uint64_t fallbacks;	/* streams whose cache could not be probed (blind, old kernel) */
 	_Atomic uint64_t advice_errors;	/* fadvise / sync_file_range failures */
 	_Atomic uint64_t tree_files;	/* small files of a tree dropped whole at close */
+	int32_t pid;		/* who mapped them; 0 in a forked child (wiped) */
 };
 extern struct uo_stats *uo_stats;
 void uo_stats_start(void);
