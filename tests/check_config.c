@@ -501,6 +501,8 @@ static int run(const char *const *argv, bool preload, const char *const *env)
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(err, 2);
+		/* Kept across exec: a program that hangs is killed, and the case fails. */
+		alarm(60);
 		execvpe(argv[0], (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
@@ -702,6 +704,25 @@ START_TEST(test_malformed_file)
 	ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
 	snprintf(expect, sizeof(expect), "useonce: %s:3: ", c.sysfile);
 	ck_assert_msg(!strncmp(text, expect, strlen(expect)), "warning: %s", text);
+
+	/* Too long: one warning, what fits in 32 KiB applies, a cut line does not. */
+	{
+		static char big[40 * 1024];
+		size_t n = (size_t)snprintf(big, sizeof(big), "threshold = 8M\n");
+
+		while (n + 64 < sizeof(big))
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "# %060zu\n", n);
+		set_files("window = 2M\nthreshold = 4M\n", big);
+		ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(8));
+		ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+		ck_assert_msg(strstr(text, "longer than 32 KiB"), "%s", text);
+	}
+	/* A FIFO in the file's place: ignored with a word, nobody hangs on it. */
+	set_files("window = 2M\nthreshold = 4M\n", NULL);
+	ck_assert_int_eq(mkfifo(c.userfile, 0644), 0);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
+	ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+	ck_assert_msg(strstr(text, "not a regular file"), "%s", text);
 	set_files(NULL, NULL);
 }
 END_TEST
