@@ -843,6 +843,42 @@ START_TEST(test_stats)
 		ck_assert_msg(near_mib(stat_field(line, "read"), BIG_MIB, 1), "%s", line);
 	}
 
+	/*
+	 * Many small files read whole (a tree): no stream, but from the
+	 * UO_TREE_FILES-th on each is dropped at close, and counted.
+	 */
+	{
+		const char *tree[UO_TREE_FILES + 16];
+		static char names[UO_TREE_FILES + 16][PATH_MAX];
+		unsigned long long files = 0;
+		const char *p;
+		int i, n = UO_TREE_FILES + 12;
+
+		tree[0] = "cat";
+		for (i = 0; i < n; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "tree%02d", i);
+			uot_scratch_path(names[i], sizeof(names[i]), name);
+			ck_assert_int_eq(uot_make_file(names[i], 128 << 10, 100 + (uint32_t)i), 0);
+			tree[i + 1] = names[i];
+		}
+		tree[n + 1] = NULL;
+		stats_of(tree, line, sizeof(line), false);
+		p = strstr(line, "; tree files ");
+		ck_assert_msg(p && sscanf(p, "; tree files %llu", &files) == 1, "%s", line);
+		ck_assert_msg(strstr(line, "streams 0 ("), "%s", line);
+		/* The 32nd file turns tree mode on; those after it go. */
+		ck_assert_msg(files + UO_TREE_FILES >= (unsigned long long)n &&
+			      files <= (unsigned long long)n, "%s", line);
+		/* Each dropped whole: 128 KiB, to the 0.1 MiB the line shows. */
+		ck_assert_msg(llabs((long long)stat_field(line, "dropped") -
+				    (long long)(files << 17)) <= (long long)(MIB(1) / 10) &&
+			      files > 0, "%s", line);
+		for (i = 0; i < n; i++)
+			unlink(names[i]);
+	}
+
 	/* cat closes stderr before exit: the line is written before that. */
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
 	status = run(cat, true, to_stderr);
