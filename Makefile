@@ -4,6 +4,7 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -21,16 +22,21 @@ endif
 
 LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
            preload/policy.c preload/config.c preload/trace.c preload/sys.c \
-           preload/record.c
+           preload/record.c preload/conffile.c preload/stats.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
-HDRS     = include/useonce.h preload/uo_internal.h preload/hooks.def
+HDRS     = include/useonce.h preload/uo_internal.h preload/uo_conf.h preload/hooks.def
+# Where the system config file is looked for, compiled into the library.
+UO_DEFS  = -DUO_SYSCONFDIR='"$(SYSCONFDIR)"'
 
 all: $(B)/libuseonce.so $(B)/useonce $(B)/policy-replay
 
 $(B)/obj/%.o: preload/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(UO_DEFS) $(CFLAGS) -c -o $@ $<
+
+# SYSCONFDIR is compiled into config.o: rebuilt when it changes.
+$(B)/obj/config.o: $(B)/dirs
 
 $(B)/libuseonce.map: preload/libuseonce.map.in preload/hooks.def
 	@mkdir -p $(B)
@@ -68,7 +74,6 @@ include tests/tests.mk
 # DESTDIR stages a tree (a package build); the other directories are where
 # the files end up, and the command looks for the library there.
 INCLUDEDIR ?= $(PREFIX)/include
-SYSCONFDIR ?= /etc
 # The sample config: installed if there is one, and never over an admin's changes.
 CONF_SRC   ?= examples/useonce.conf
 CONF_DST    = $(DESTDIR)$(SYSCONFDIR)/useonce.conf

@@ -287,7 +287,8 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
  * a big file: start-up does the least it can.  libc's functions are found
  * the first time each is called, as the loader's own lazy binding would.
  */
-__attribute__((constructor(101))) static void uo_init(void)
+__attribute__((constructor(101))) static void uo_init(int argc, char **argv, char **envp)
 {
-	uo_config_load();
+	/* glibc passes main's arguments to constructors: argv names the program. */
+	uo_config_load(argc > 0 ? argv : NULL);
 }

@@ -17,6 +17,12 @@ command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
 command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-file-utils"
 command -v dpkg-buildpackage >/dev/null 2>&1 || missing="$missing dpkg-dev"
 command -v dh >/dev/null 2>&1 || missing="$missing debhelper"
+# The config parsers' fuzz target (tests/fuzz): clang and its libFuzzer runtime.
+if ! command -v clang >/dev/null 2>&1; then
+	missing="$missing clang libclang-rt-dev"
+elif [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a" ]; then
+	missing="$missing libclang-rt-dev"
+fi
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
