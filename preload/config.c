@@ -349,12 +349,17 @@ static void uo_env_scan(struct uo_env *e)
 	}
 }
 
+/* An empty value is a mistake more often than a way of saying "off". */
+#define UO_EMPTY "empty (unset it instead)"
+
 /* The user's file: $USEONCE_CONFIG, else under XDG_CONFIG_HOME or HOME. */
 static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 {
 	static char path[512];
 	const char *named = e->v[UO_V_CONFIG];
 
+	if (named && !*named)
+		uo_warn(USEONCE_ENV_CONFIG, named, UO_EMPTY);
 	if (named && *named) {
 		if (uo_len(named) >= sizeof(path)) {
 			uo_warn(USEONCE_ENV_CONFIG, named, "path too long; ignored");
@@ -397,7 +402,7 @@ static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
 	bool b;
 	const char *why;
 
-	if (v[UO_V_DISABLE] && *v[UO_V_DISABLE]) {
+	if (v[UO_V_DISABLE]) {
 		why = uo_parse_bool(v[UO_V_DISABLE], &b);
 		if (!why) {
 			/* USEONCE_DISABLE=0 turns on what a file's enable = no turned off. */
@@ -440,14 +445,14 @@ static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
 		uo_env_check(USEONCE_ENV_REUSE, v[UO_V_REUSE], why);
 	}
 	if (v[UO_V_TRACE])
-		uo_env_check(USEONCE_ENV_TRACE, v[UO_V_TRACE],
+		uo_env_check(USEONCE_ENV_TRACE, v[UO_V_TRACE], !*v[UO_V_TRACE] ? UO_EMPTY :
 			     uo_parse_dest(v[UO_V_TRACE], false, &uo_config.trace_fd,
 					   uo_config.trace_path, sizeof(uo_config.trace_path)));
 	if (v[UO_V_STATS])
-		uo_env_check(USEONCE_ENV_STATS, v[UO_V_STATS],
+		uo_env_check(USEONCE_ENV_STATS, v[UO_V_STATS], !*v[UO_V_STATS] ? UO_EMPTY :
 			     uo_parse_dest(v[UO_V_STATS], true, &uo_config.stats_fd,
 					   uo_config.stats_path, sizeof(uo_config.stats_path)));
-	if (v[UO_V_DRYRUN] && *v[UO_V_DRYRUN]) {
+	if (v[UO_V_DRYRUN]) {
 		why = uo_parse_bool(v[UO_V_DRYRUN], &b);
 		if (!why)
 			uo_config.dryrun = b;

@@ -930,16 +930,16 @@ static const struct bad bad_env[] = {
 	{ "USEONCE_REUSE", "", 1 }, { "USEONCE_REUSE", "-5", 1 }, { "USEONCE_REUSE", "10x", 1 },
 	{ "USEONCE_REUSE", "99999999999999", 1 },
 	{ "USEONCE_DISABLE", "maybe", 1 }, { "USEONCE_DISABLE", "-1", 1 },
-	{ "USEONCE_DISABLE", "99999999999999999999", 1 }, { "USEONCE_DISABLE", "", 0 },
+	{ "USEONCE_DISABLE", "99999999999999999999", 1 }, { "USEONCE_DISABLE", "", 1 },
 	{ "USEONCE_TRACE", "relative/file", 1 }, { "USEONCE_TRACE", "-1", 1 },
-	{ "USEONCE_TRACE", "99999999999999", 1 }, { "USEONCE_TRACE", "", 0 },
+	{ "USEONCE_TRACE", "99999999999999", 1 }, { "USEONCE_TRACE", "", 1 },
 	{ "USEONCE_STATS", "yes please", 1 }, { "USEONCE_STATS", "-1", 1 },
-	{ "USEONCE_STATS", "99999999999999", 1 }, { "USEONCE_STATS", "", 0 },
+	{ "USEONCE_STATS", "99999999999999", 1 }, { "USEONCE_STATS", "", 1 },
 	{ "USEONCE_STATS", "0", 0 },
 	{ "USEONCE_DRYRUN", "maybe", 1 }, { "USEONCE_DRYRUN", "-1", 1 },
-	{ "USEONCE_DRYRUN", "2", 1 }, { "USEONCE_DRYRUN", "", 0 },
+	{ "USEONCE_DRYRUN", "2", 1 }, { "USEONCE_DRYRUN", "", 1 },
 	{ "USEONCE_CONFIG", "/nonexistent/useonce.conf", 1 },
-	{ "USEONCE_CONFIG", "relative-and-missing", 1 }, { "USEONCE_CONFIG", "", 0 },
+	{ "USEONCE_CONFIG", "relative-and-missing", 1 }, { "USEONCE_CONFIG", "", 1 },
 };
 
 static const struct bad bad_keys[] = {
