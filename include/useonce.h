@@ -28,7 +28,7 @@ extern "C" {
  * $XDG_CONFIG_HOME/useonce/config or ~/.config/useonce/config (user; see
  * examples/useonce.conf for the format).  In secure mode (setuid) neither
  * the environment nor the user's file is read.  A bad value gets one
- * "useonce:" line on stderr and is ignored; an empty value is unset.
+ * "useonce:" line on stderr and is ignored, an empty one too.
  */
 #define USEONCE_ENV_DISABLE	"USEONCE_DISABLE"	/* 1: pass everything through; 0: on, whatever the files say */
 #define USEONCE_ENV_THRESHOLD	"USEONCE_THRESHOLD"	/* size: sequential bytes before a stream */
