@@ -10,6 +10,12 @@ command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 command -v fincore >/dev/null 2>&1 || missing="$missing util-linux"
+# The whole-session battery (check_session) runs these everyday programs.
+for tool in git zstd rsync sqlite3 gzip; do
+	command -v $tool >/dev/null 2>&1 || missing="$missing $tool"
+done
+# check_oddfds mounts a FUSE filesystem (bindfs brings fuse3's fusermount3).
+command -v bindfs >/dev/null 2>&1 || missing="$missing bindfs"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
