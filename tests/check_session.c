@@ -273,7 +273,8 @@ static int sess_visit(const char *path, const struct stat *sa, int type, struct 
 			sess_diff("%s: %lld bytes %s, %lld %s", rel + 1, (long long)sa->st_size,
 				  cmp.a_name, (long long)sb.st_size, cmp.b_name);
 		else if (uot_files_equal(path, 0, other, 0, UINT64_MAX) != 1)
-			sess_diff("%s: %s", rel + 1, uot_why());
+			sess_diff("%s: %s", rel + 1, strstr(uot_why(), " differ at ") ?
+				  strstr(uot_why(), " differ at ") + 1 : uot_why());
 	} else if (S_ISLNK(sa->st_mode)) {
 		na = readlink(path, la, sizeof(la) - 1);
 		nb = readlink(other, lb, sizeof(lb) - 1);
@@ -328,6 +329,25 @@ static void sess_read_trace(const char *dir, const char *step, struct sess_trace
 		t->failed += strstr(line, ": failed") != NULL;
 	}
 	fclose(f);
+}
+
+/* The start of a small file, on one line, for a failure message. */
+static void sess_head(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+	ssize_t i;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		sess_fmt(out, size, "(empty)");
+		return;
+	}
+	out[n] = '\0';
+	for (i = 0; i < n; i++)
+		if (out[i] == '\n')
+			out[i] = i == n - 1 ? '\0' : '|';
 }
 
 /* ---- the tests ---- */
@@ -395,10 +415,16 @@ static void sess_check_run(const char *name, const char *const *env, unsigned mi
 	ck_assert_msg(got.n == ref.n, "the run %s has %d steps, the reference %d", name, got.n,
 		      ref.n);
 	for (i = 0; i < ref.n; i++) {
+		char err[PATH_MAX + 64];
+
 		ck_assert_str_eq(got.name[i], ref.name[i]);
-		ck_assert_msg(got.status[i] == ref.status[i],
-			      "step %s: exit %d with libuseonce (%s), %d without; see %s/log/%s.err",
-			      got.name[i], got.status[i], name, ref.status[i], dir, got.name[i]);
+		if (got.status[i] == ref.status[i])
+			continue;
+		sess_fmt(err, sizeof(err), "%s/log/%s.err", dir, got.name[i]);
+		sess_head(err, why, sizeof(why));
+		ck_assert_msg(0, "step %s: exit %d with libuseonce (%s), %d without; its stderr: "
+			      "%s; and %u entries differ:%s", got.name[i], got.status[i], name,
+			      ref.status[i], why, diffs, cmp.msg);
 	}
 	ck_assert_msg(diffs == 0, "%u entries differ between the runs without and %s:%s",
 		      diffs, name, cmp.msg);
