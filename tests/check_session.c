@@ -313,6 +313,30 @@ struct sess_trace {
 	unsigned failed;	/* advice the kernel refused */
 };
 
+/* Why descriptors were ignored, over a whole run, for the log. */
+#define MAX_REASONS	8
+static struct {
+	char why[MAX_REASONS][96];
+	unsigned count[MAX_REASONS];
+	unsigned n;
+} reasons;
+
+static void sess_note_reason(const char *why)
+{
+	char r[96];
+	unsigned i;
+
+	sess_fmt(r, sizeof(r), "%.*s", (int)strcspn(why, "\n"), why);
+	for (i = 0; i < reasons.n && strcmp(reasons.why[i], r); i++)
+		;
+	if (i == reasons.n) {
+		if (reasons.n == MAX_REASONS)
+			return;
+		sess_fmt(reasons.why[reasons.n++], sizeof(reasons.why[0]), "%s", r);
+	}
+	reasons.count[i]++;
+}
+
 static void sess_read_trace(const char *dir, const char *step, struct sess_trace *t)
 {
 	char path[PATH_MAX + 64], line[512];
@@ -325,7 +349,10 @@ static void sess_read_trace(const char *dir, const char *step, struct sess_trace
 	while (fgets(line, sizeof(line), f)) {
 		t->streams += strstr(line, " stream from ") != NULL;
 		t->drops += strstr(line, ": drop ") != NULL;
-		t->ignored += strstr(line, ": ignored: ") != NULL;
+		if (strstr(line, ": ignored: ")) {
+			t->ignored++;
+			sess_note_reason(strstr(line, ": ignored: ") + 11);
+		}
 		t->failed += strstr(line, ": failed") != NULL;
 	}
 	fclose(f);
@@ -406,6 +433,9 @@ static void sess_check_run(const char *name, const char *const *env, unsigned mi
 		all.streams += t.streams;
 		all.drops += t.drops;
 	}
+	for (i = 0; i < (int)reasons.n; i++)
+		printf("session: %s: ignored %u times: %s\n", name, reasons.count[i],
+		       reasons.why[i]);
 	diffs = sess_compare_trees(sess.ref, dir, name, &entries);
 	printf("session: %s: %u entries compared, %u differ; %u streams in %u of %d steps, "
 	       "%u drops; %.1f s (without: %.1f s)\n", name, entries, diffs, all.streams,
