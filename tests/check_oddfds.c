@@ -1,7 +1,7 @@
 /*
  * Odd descriptors: pipes, sockets, ttys, /proc and /sys, memfd, tmpfs,
  * FUSE, O_DIRECT, O_APPEND, sparse files, files truncated and grown while
- * streamed, block devices.  Each scenario of the oddfd helper moves known
+ * streamed, character and block devices.  Each scenario of the oddfd helper moves known
  * data through one of them and prints a transcript (results, errno, bytes,
  * whether each byte was right); it runs without libuseonce, then with it
  * (2M thresholds, so that every descriptor moves enough to be judged), and
@@ -51,29 +51,37 @@ struct odd_scenario {
 	enum odd_place place;
 	/* What the trace must say with the library; NULL-terminated. */
 	const char *expect[3];
+	/* What it must not say. */
+	const char *forbid;
 };
 
 #define NO_POSITION	"ignored: no file position"
 #define MEMORY_FS	"ignored: memory filesystem"
 #define STREAM_READ	"read stream from"
 #define STREAM_WRITE	"write stream from"
+#define STREAM_ANY	" stream from "
 #define DROPPED		": drop "
 
 static const struct odd_scenario odd_scenarios[] = {
 	/* The control: what a guarded file looks like in the trace. */
-	{ "regular", PLACE_DISK, { STREAM_READ, STREAM_WRITE, DROPPED } },
-	{ "pipe", PLACE_DISK, { NO_POSITION } },
-	{ "socket", PLACE_DISK, { NO_POSITION } },
-	{ "tty", PLACE_NONE, { NO_POSITION } },
-	{ "proc", PLACE_NONE, { MEMORY_FS } },
-	{ "memfd", PLACE_DISK, { MEMORY_FS } },
-	{ "tmpfs", PLACE_TMPFS, { MEMORY_FS } },
-	{ "fuse", PLACE_FUSE, { STREAM_READ, STREAM_WRITE, DROPPED } },
-	{ "direct", PLACE_DISK, { "ignored: O_DIRECT" } },
-	{ "append", PLACE_DISK, { NULL } },
-	{ "sparse", PLACE_DISK, { STREAM_READ, DROPPED } },
-	{ "grow", PLACE_DISK, { STREAM_READ, DROPPED } },
-	{ "blockdev", PLACE_LOOP, { "ignored: not a regular file" } },
+	{ .name = "regular", .place = PLACE_DISK,
+	  .expect = { STREAM_READ, STREAM_WRITE, DROPPED } },
+	{ .name = "pipe", .place = PLACE_DISK, .expect = { NO_POSITION } },
+	{ .name = "socket", .place = PLACE_DISK, .expect = { NO_POSITION } },
+	{ .name = "tty", .place = PLACE_NONE, .expect = { NO_POSITION }, .forbid = STREAM_ANY },
+	{ .name = "proc", .place = PLACE_NONE, .expect = { MEMORY_FS }, .forbid = STREAM_ANY },
+	{ .name = "memfd", .place = PLACE_DISK, .expect = { MEMORY_FS } },
+	{ .name = "tmpfs", .place = PLACE_TMPFS, .expect = { MEMORY_FS } },
+	{ .name = "fuse", .place = PLACE_FUSE, .expect = { STREAM_READ, STREAM_WRITE, DROPPED } },
+	{ .name = "direct", .place = PLACE_DISK, .expect = { "ignored: O_DIRECT" } },
+	{ .name = "append", .place = PLACE_DISK },
+	{ .name = "sparse", .place = PLACE_DISK, .expect = { STREAM_READ, DROPPED } },
+	{ .name = "grow", .place = PLACE_DISK, .expect = { STREAM_READ, DROPPED } },
+	/* /dev/zero's position is always 0: it never looks sequential. */
+	{ .name = "chardev", .place = PLACE_NONE, .forbid = STREAM_ANY },
+	/* devtmpfs, and not a regular file: dd of a whole disk is left to the kernel. */
+	{ .name = "blockdev", .place = PLACE_LOOP, .expect = { "ignored: not a regular file" },
+	  .forbid = STREAM_ANY },
 };
 
 #define ODD_N	(sizeof(odd_scenarios) / sizeof(odd_scenarios[0]))
@@ -390,6 +398,8 @@ START_TEST(test_scenario)
 		ck_assert_msg(strstr(trace, sc->expect[i]),
 			      "%s: the trace never says \"%s\" (it says: %s)", sc->name,
 			      sc->expect[i], summary);
+	ck_assert_msg(!sc->forbid || !strstr(trace, sc->forbid),
+		      "%s: the trace says \"%s\" (%s)", sc->name, sc->forbid, summary);
 	/* The helper's own output is for the comparison only: not a trace of ours. */
 	ck_assert_msg(!strstr(text[1], "useonce"), "%s: the library wrote into stdout",
 		      sc->name);

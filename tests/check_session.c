@@ -480,7 +480,7 @@ END_TEST
 
 START_TEST(test_defaults)
 {
-	/* The record of recent streams is its own feature (check_reuse), and writes to $XDG_RUNTIME_DIR. */
+	/* The record of recent streams is check_reuse's, and lives in $XDG_RUNTIME_DIR. */
 	static const char *const env[] = { "USEONCE_REUSE=0", NULL };
 
 	sess_check_run("defaults", env, DEFAULTS_MIN_STEPS);

@@ -18,6 +18,8 @@
  *	append DIR	two processes appending records with O_APPEND
  *	sparse DIR	holes read as zeros, SEEK_DATA/SEEK_HOLE, blocks on disk
  *	grow DIR	files truncated and grown under a reader and a writer
+ *	chardev		/dev/zero, /dev/null, /dev/urandom, a directory, an eventfd,
+ *			descriptors opened the wrong way or closed
  *	blockdev DEV	a block device (a loop device) written and read whole
  *
  * The data at offset o of every stream is byte o of a sequence fixed by a
@@ -37,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -482,7 +485,8 @@ static void sc_pipe(void)
 		}
 		got += (uint64_t)n;
 	}
-	say("pipe: spliced from the file and read: %llu bytes, last splice %zd", (unsigned long long)got, r);
+	say("pipe: spliced from the file and read: %llu bytes, last splice %zd",
+	    (unsigned long long)got, r);
 	said("pipe: the file's cursor after", (long)lseek(fd, 0, SEEK_CUR));
 	close(fd);
 	close(p[0]);
@@ -1275,6 +1279,58 @@ static void sc_grow(void)
 	free(buf);
 }
 
+/* Character devices, a directory, an eventfd, and descriptors opened the wrong way. */
+static void sc_chardev(void)
+{
+	unsigned char *buf = xalloc(MiB);
+	uint64_t total = 0, v = 0;
+	ssize_t r;
+	int fd, i;
+
+	fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < 64; i++) {
+		r = read(fd, buf, MiB);
+		if (r != (ssize_t)MiB || uot_gen_diff(buf, 0, MiB, 0) != MiB)
+			break;
+		total += (uint64_t)r;
+	}
+	say("/dev/zero: %llu MiB of zeros read", (unsigned long long)(total / MiB));
+	said("/dev/zero: lseek", (long)lseek(fd, 0, SEEK_CUR));
+	said("/dev/zero: write", write(fd, buf, 16));
+	close(fd);
+
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	for (total = 0, i = 0; i < 64; i++)
+		total += (uint64_t)write(fd, buf, MiB);
+	say("/dev/null: %llu MiB written", (unsigned long long)(total / MiB));
+	said("/dev/null: read from a write-only descriptor", read(fd, buf, 16));
+	close(fd);
+
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	for (total = 0, i = 0; i < 8; i++)
+		total += (uint64_t)read(fd, buf, MiB);
+	say("/dev/urandom: %llu MiB read", (unsigned long long)(total / MiB));
+	close(fd);
+
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	said("a directory: read", read(fd, buf, 4096));
+	said("a directory: pread", pread(fd, buf, 4096, 0));
+	close(fd);
+
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	said("eventfd: read with nothing to read", read(fd, &v, 8));
+	v = 5;
+	said("eventfd: write", write(fd, &v, 8));
+	said("eventfd: read", read(fd, &v, 8));
+	say("eventfd: value %llu", (unsigned long long)v);
+	close(fd);
+
+	said("a closed descriptor: read", read(fd, buf, 16));
+	said("a closed descriptor: write", write(fd, buf, 16));
+	said("a closed descriptor: close", close(fd));
+	free(buf);
+}
+
 static void sc_blockdev(const char *dev)
 {
 	unsigned char *buf = xalloc(MiB);
@@ -1328,6 +1384,8 @@ int main(int argc, char **argv)
 		sc_sparse();
 	else if (!strcmp(sc, "grow"))
 		sc_grow();
+	else if (!strcmp(sc, "chardev"))
+		sc_chardev();
 	else if (!strcmp(sc, "blockdev") && argc > 2)
 		sc_blockdev(argv[2]);
 	else {
