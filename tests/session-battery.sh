@@ -5,7 +5,9 @@
 # rsync, a sort that spills to temporary files, sqlite, find/xargs, git and
 # a configure-like script run in WORK (which must not exist yet), on input
 # made by GEN (the session_gen helper) from fixed seeds.  check_session runs
-# it with and without libuseonce and compares everything it leaves behind.
+# it with and without libuseonce and compares everything it leaves behind;
+# copies a step has already checked with cmp are removed, since the disk
+# holds two runs at once (about 600 MiB each).
 #
 # Each step runs in a subshell with `set -e`; its stdout and stderr go to
 # log/STEP.out and log/STEP.err and "STEP STATUS" is appended to
@@ -98,7 +100,8 @@ shell_things() {
 	cmp blob.cat in/blob.bin
 	cmp blob.pipe in/blob.bin
 	sha256sum in/blob.bin blob.cat blob.cp blob.dd blob.pipe
-	rm blob.cat blob.dd blob.pipe
+	# Checked above: keeping them would only fill the disk.
+	rm blob.cat blob.cp blob.dd blob.pipe
 	echo "exit of false in a subshell: $( (false) && echo 0 || echo $?)"
 }
 
@@ -196,7 +199,7 @@ python_things() {
 		    print("error", e.errno)
 	EOF
 	"$python" script.py
-	rm blob.rev
+	rm blob.rev blob.py
 }
 
 archives() {
@@ -213,9 +216,11 @@ archives() {
 	zstd -dc tree.tar.zst | tar -xf - -C untar --transform 's,^tree,tree-zst,'
 	diff -r in/tree untar/tree
 	diff -r in/tree untar/tree-zst
+	rm -r untar
 	zstd -q -T1 -1 in/lines.txt -o lines.zst
 	zstd -q -T1 -3 in/blob.bin -o blob.zst
 	zstd -q -d -c blob.zst | cmp - in/blob.bin
+	rm blob.zst
 	zstd -q -d -c lines.zst | cmp - in/lines.txt
 	gzip -t tree.tar.gz
 	ls -l tree.tar | cut -d' ' -f5
@@ -236,6 +241,7 @@ rsync_tree() {
 	printf 'X' | dd of=blob.rsync bs=1 seek=20000000 conv=notrunc status=none
 	rsync -c --no-whole-file --inplace -i in/blob.bin blob.rsync
 	cmp blob.rsync in/blob.bin
+	rm blob.rsync
 }
 
 sort_big() {
