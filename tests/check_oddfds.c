@@ -18,6 +18,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -430,12 +431,64 @@ static Suite *odd_suite(void)
 	return s;
 }
 
+/* The pid in ".../uotest-PID/..." or "/dev/shm/uotest-PID" if that process is gone, else 0. */
+static pid_t odd_dead_owner(const char *path)
+{
+	const char *p = strstr(path, "/" UOT_PREFIX);
+	char *end;
+	long pid;
+
+	if (!p)
+		return 0;
+	pid = strtol(p + 1 + strlen(UOT_PREFIX), &end, 10);
+	if (pid <= 0 || (*end && *end != '/' && *end != ' ' && *end != ')') || pid == getpid())
+		return 0;
+	return kill((pid_t)pid, 0) != 0 && errno == ESRCH ? (pid_t)pid : 0;
+}
+
+/*
+ * What a run killed outright left: its FUSE mount, its loop device, its
+ * directory on tmpfs.  Undone before testlib sweeps its scratch directory.
+ */
+static void odd_sweep_stale(void)
+{
+	char line[PATH_MAX + 128], path[PATH_MAX];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	struct dirent *e;
+	DIR *d;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %4095s", path) == 1 && odd_dead_owner(path))
+			umount2(path, MNT_DETACH);
+	if (f)
+		fclose(f);
+	f = popen("losetup -a 2>/dev/null", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char dev[64];
+
+		if (sscanf(line, "%63[^:]:", dev) == 1 && odd_dead_owner(line))
+			odd_sh(NULL, 0, "losetup -d '%s' 2>/dev/null", dev);
+	}
+	if (f)
+		pclose(f);
+	d = opendir("/dev/shm");
+	while (d && (e = readdir(d))) {
+		odd_fmt(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		if (!strncmp(e->d_name, UOT_PREFIX, strlen(UOT_PREFIX)) && odd_dead_owner(path))
+			odd_rm_dir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int main(void)
 {
 	struct sigaction sa;
 	int ret;
 
 	odd.main_pid = getpid();
+	if (uot_is_root())
+		odd_sweep_stale();
 	uot_sweep_stale();
 	if (uot_scratch_create() != 0)
 		odd_fmt(odd.scratch_why, sizeof(odd.scratch_why), "%s", uot_why());
