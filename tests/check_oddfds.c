@@ -388,6 +388,10 @@ START_TEST(test_scenario)
 
 	ck_assert_msg(uot_exited_ok(r[0].status), "%s fails without the library (%s):\n%s",
 		      sc->name, uot_status_str(r[0].status), text[0]);
+	if (!strncmp(text[0], "SKIP: ", 6) && !strcmp(text[0], text[1])) {
+		printf("oddfds: %s: skipped: %s", sc->name, text[0] + 6);
+		return;
+	}
 	ck_assert_msg(text[0][0], "%s said nothing", sc->name);
 	if (strcmp(text[0], text[1])) {
 		odd_first_diff(text[0], text[1], diff, sizeof(diff));
