@@ -23,6 +23,12 @@ if ! command -v clang >/dev/null 2>&1; then
 elif [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a" ]; then
 	missing="$missing libclang-rt-dev"
 fi
+# The whole-session battery (check_session) runs these everyday programs.
+for tool in git zstd rsync sqlite3 gzip; do
+	command -v $tool >/dev/null 2>&1 || missing="$missing $tool"
+done
+# check_oddfds mounts a FUSE filesystem (bindfs brings fuse3's fusermount3).
+command -v bindfs >/dev/null 2>&1 || missing="$missing bindfs"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
