@@ -7,7 +7,8 @@
  *
  *   stats	-s prints one "useonce: stats: cat[" line on stderr, its read
  *		bytes the file's size; -s/abs and --stats=rel append it to a file
- *		instead (the relative one made absolute by the command)
+ *		instead (the relative one made absolute by the command); the
+ *		line's fields are those libuseonce(7) and the README show
  *   dryrun	-N -t 8M: the file stays cached, the line says dry run and
  *		what would have been dropped
  *   config	-c: [program cat] enable = no, a never rule, an always rule
@@ -18,7 +19,7 @@
  * The system file is tested with build/test-sysconf/libuseonce.so, which
  * reads it from build/test-etc (tests never write /etc), given to the
  * command in LD_PRELOAD: the command keeps a libuseonce already there.
- * Environment: UO_BUILD (default build).
+ * Environment: UO_BUILD (default build), UO_SRCDIR (default .).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -192,6 +193,37 @@ static void stats_line(const char *text, char *line, size_t size)
 
 /* ---- stats ---- */
 
+/*
+ * Each "; "-separated field's words ("streams ", "read "...) of a real
+ * stats line are found, in order, in the documented example of 'rel'
+ * (after 'from'): the docs show the line the library writes.
+ */
+static void assert_documented(const char *line, const char *rel, const char *from)
+{
+	static char doc[128 * 1024];
+	char path[PATH_MAX], label[64];
+	const char *src = getenv("UO_SRCDIR"), *at, *p = strstr(line, "]: ");
+
+	snprintf(path, sizeof(path), "%s/%s", src && *src ? src : ".", rel);
+	slurp(path, doc, sizeof(doc));
+	at = strstr(doc, from);
+	ck_assert_msg(at, "%s: no %s", path, from);
+	ck_assert_msg(p, "%s", line);
+	for (p += 3; *p; ) {
+		size_t n = strcspn(p, "0123456789");
+
+		snprintf(label, sizeof(label), "%.*s", (int)n, p);
+		at = strstr(at, label);
+		ck_assert_msg(at, "%s does not show \"%s\" where the stats line has it: %s",
+			      rel, label, line);
+		at += n;
+		p = strstr(p, "; ");
+		if (!p)
+			break;
+		p += 2;
+	}
+}
+
 START_TEST(test_stats_stderr)
 {
 	const char *argv[] = { "useonce", "-s", "cat", e.data, NULL };
@@ -210,6 +242,8 @@ START_TEST(test_stats_stderr)
 	ck_assert_msg(strstr(line, "; dropped ") && !strstr(line, "; dropped 0 B"), "%s", line);
 	ck_assert_uint_eq(count(text, "\n"), 1);
 	assert_dropped("-s");
+	assert_documented(line, "man/libuseonce.7", ".SH STATISTICS");
+	assert_documented(line, "README.md", "## Using it");
 	printf("cli_e2e: %s\n", line);
 }
 END_TEST
