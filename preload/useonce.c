@@ -81,7 +81,7 @@ static void uo_usage(void)
 	      "      --read-only       guard reads only (= --guard read)\n"
 	      "      --write-only      guard writes only (= --guard write)\n"
 	      "  -r, --reuse SECONDS   a file streamed again within this stays cached\n"
-	      "                        (600; also 90s, 10m, 2h; 0: off)\n"
+	      "                        (600; also 90s, 10m, 2h, 1d; 0: off)\n"
 	      "  -s, --stats[=DEST]    one summary line per process at exit, to stderr\n"
 	      "                        (the default), a descriptor number or a file\n"
 	      "  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
