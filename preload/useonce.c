@@ -81,7 +81,7 @@ static void uo_usage(void)
 	      "      --read-only       guard reads only (= --guard read)\n"
 	      "      --write-only      guard writes only (= --guard write)\n"
 	      "  -r, --reuse SECONDS   a file streamed again within this stays cached\n"
-	      "                        (600; also 90s, 10m, 2h; 0: off)\n"
+	      "                        (600; also 90s, 10m, 2h, 1d; 0: off)\n"
 	      "  -s, --stats[=DEST]    one summary line per process at exit, to stderr\n"
 	      "                        (the default), a descriptor number or a file\n"
 	      "  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
@@ -139,15 +139,15 @@ static void uo_check_size(const char *opt, const char *s)
 		uo_die(UO_EXIT_USAGE, "%s '%s': out of range (2M..1P)", opt, s);
 }
 
-/* "600", "90s", "10m", "2h". */
+/* "600", "90s", "10m", "2h", "1d": what the library's uo_parse_reuse takes. */
 static void uo_check_reuse(const char *s)
 {
 	const char *p = s;
 
 	while (*p >= '0' && *p <= '9')
 		p++;
-	if (p == s || p - s > 9 || (*p && (!strchr("smh", *p) || p[1])))
-		uo_die(UO_EXIT_USAGE, "--reuse '%s': expected seconds (600, 90s, 10m, 2h; 0: off)",
+	if (p == s || p - s > 9 || (*p && (!strchr("smhd", *p) || p[1])))
+		uo_die(UO_EXIT_USAGE, "--reuse '%s': expected seconds (600, 90s, 10m, 2h, 1d; 0: off)",
 		       s);
 }
 
