@@ -71,29 +71,6 @@ static struct {
 
 static unsigned cli_runs;
 
-__attribute__((format(printf, 3, 4)))
-static char *cli_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	ck_assert_msg(n >= 0 && (size_t)n < size, "path or text too long: %s", out);
-	return out;
-}
-
-static const char *cli_srcdir(void)
-{
-	static char dir[PATH_MAX];
-	const char *s = getenv("UO_SRCDIR");
-
-	if (!dir[0] && !realpath(s && *s ? s : ".", dir))
-		snprintf(dir, sizeof(dir), "%s", s && *s ? s : ".");
-	return dir;
-}
-
 static bool cli_have(const char *prog)
 {
 	char cmd[256];
@@ -315,7 +292,7 @@ static const char *cli_expand(const char *s, char *buf, size_t size)
 	if (!strcmp(s, "@CONF"))
 		return cli.conf;
 	if (!strncmp(s, "@CWD/", 5))
-		return cli_fmt(buf, size, "%s/%s", uot_scratch(), s + 5);
+		return uot_sfmt(buf, size, "%s/%s", uot_scratch(), s + 5);
 	return s;
 }
 
@@ -432,7 +409,7 @@ START_TEST(test_preload)
 	unlink(link);
 	ck_assert_msg(symlink(cli.lib, link) == 0, "symlink %s: %s", link, strerror(errno));
 	if (cli_subst_lib(c->given, given, sizeof(given))) {
-		cli_fmt(env0, sizeof(env0), "LD_PRELOAD=%s", given);
+		uot_sfmt(env0, sizeof(env0), "LD_PRELOAD=%s", given);
 		env[0] = env0;
 	}
 	cli_subst_lib(c->want, want, sizeof(want));
@@ -615,7 +592,7 @@ START_TEST(test_version)
 		ck_assert_msg(cli_exit(&o) == 0, "useonce %s: %s", forms[f],
 			      uot_status_str(o.status));
 		ck_assert_msg(o.err[0] == '\0', "useonce %s wrote on stderr: %s", forms[f], o.err);
-		cli_fmt(want, sizeof(want), "useonce %s\nlibrary: %s\n", USEONCE_VERSION, cli.lib);
+		uot_sfmt(want, sizeof(want), "useonce %s\nlibrary: %s\n", USEONCE_VERSION, cli.lib);
 		ck_assert_msg(!strcmp(o.out, want), "useonce %s printed '%s', expected '%s'",
 			      forms[f], o.out, want);
 	}
@@ -629,7 +606,7 @@ static int cli_make(const char *target, const char *stage, const char *const *va
 		    char *why, size_t size, struct cli_out *o)
 {
 	char b[PATH_MAX + 8], destdir[PATH_MAX + 16], conf[PATH_MAX + 16];
-	const char *argv[16] = { "make", "-C", cli_srcdir(), "--no-print-directory", b,
+	const char *argv[16] = { "make", "-C", uot_srcdir(), "--no-print-directory", b,
 				 destdir, conf };
 	int n = 7;
 
@@ -719,8 +696,8 @@ START_TEST(test_install_run)
 	static struct cli_out o;
 
 	cli_need_stage();
-	cli_fmt(useonce, sizeof(useonce), "%s/usr/local/bin/useonce", cli.stage);
-	cli_fmt(lib, sizeof(lib), "%s" CLI_DEFAULT_LIB, cli.stage);
+	uot_sfmt(useonce, sizeof(useonce), "%s/usr/local/bin/useonce", cli.stage);
+	uot_sfmt(lib, sizeof(lib), "%s" CLI_DEFAULT_LIB, cli.stage);
 
 	{
 		const char *argv[] = { useonce, "cat", "/proc/self/maps", NULL };
@@ -737,7 +714,7 @@ START_TEST(test_install_run)
 		const char *argv[] = { useonce, "--version", NULL };
 
 		cli_run(argv, NULL, &o);
-		cli_fmt(want, sizeof(want), "library: %s\n", lib);
+		uot_sfmt(want, sizeof(want), "library: %s\n", lib);
 		ck_assert_msg(cli_exit(&o) == 0 && strstr(o.out, want),
 			      "%s --version: %s, printed '%s', expected '%s'", useonce,
 			      uot_status_str(o.status), o.out, want);
@@ -772,8 +749,8 @@ START_TEST(test_install_private_libdir)
 	cli_need_stage();
 	uot_scratch_path(stage, sizeof(stage), "stage-private");
 	ck_assert_msg(cli_make("install", stage, vars, why, sizeof(why), &o) == 0, "%s", why);
-	cli_fmt(useonce, sizeof(useonce), "%s/usr/bin/useonce", stage);
-	cli_fmt(lib, sizeof(lib), "%s" CLI_DEB_LIBDIR "/libuseonce.so", stage);
+	uot_sfmt(useonce, sizeof(useonce), "%s/usr/bin/useonce", stage);
+	uot_sfmt(lib, sizeof(lib), "%s" CLI_DEB_LIBDIR "/libuseonce.so", stage);
 	{
 		const char *argv[] = { useonce, "cat", "/proc/self/maps", NULL };
 
@@ -786,7 +763,7 @@ START_TEST(test_install_private_libdir)
 	ck_assert_msg(cli_make("uninstall", stage, vars, why, sizeof(why), &o) == 0, "%s", why);
 	ck_assert_msg(!strcmp(cli_files(stage), "/etc/useonce.conf 0644\n") ||
 		      !strcmp(cli_files(stage), ""), "make uninstall left:\n%s", cli_files(stage));
-	cli_fmt(lib, sizeof(lib), "%s" CLI_DEB_LIBDIR, stage);
+	uot_sfmt(lib, sizeof(lib), "%s" CLI_DEB_LIBDIR, stage);
 	ck_assert_msg(access(lib, F_OK) != 0, "make uninstall left the private directory %s", lib);
 }
 END_TEST
@@ -799,15 +776,15 @@ START_TEST(test_relocated)
 
 	cli_need_stage();
 	uot_scratch_path(dir, sizeof(dir), "reloc");
-	cli_fmt(from, sizeof(from), "%s/usr/local", cli.stage);
+	uot_sfmt(from, sizeof(from), "%s/usr/local", cli.stage);
 	{
 		const char *argv[] = { "cp", "-a", from, dir, NULL };
 
 		cli_run(argv, NULL, &o);
 		ck_assert_msg(cli_exit(&o) == 0, "cp -a %s %s: %s", from, dir, o.err);
 	}
-	cli_fmt(from, sizeof(from), "%s/bin/useonce", dir);
-	cli_fmt(to, sizeof(to), "%s/lib/libuseonce.so", dir);
+	uot_sfmt(from, sizeof(from), "%s/bin/useonce", dir);
+	uot_sfmt(to, sizeof(to), "%s/lib/libuseonce.so", dir);
 	{
 		const char *argv[] = { from, "cat", "/proc/self/maps", NULL };
 
@@ -851,7 +828,7 @@ START_TEST(test_uninstall)
 
 	/* The admin's changes survive a reinstall and an uninstall. */
 	ck_assert_msg(cli_make("install", stage, NULL, why, sizeof(why), &o) == 0, "%s", why);
-	cli_fmt(conf, sizeof(conf), "%s/etc/useonce.conf", stage);
+	uot_sfmt(conf, sizeof(conf), "%s/etc/useonce.conf", stage);
 	ck_assert_msg(cli_write_file(conf, "threshold = 64M\n", 0644) == 0, "%s: %s", conf,
 		      strerror(errno));
 	ck_assert_msg(cli_make("install", stage, NULL, why, sizeof(why), &o) == 0, "%s", why);
@@ -884,7 +861,7 @@ START_TEST(test_man_warnings)
 		return;
 	}
 	for (i = 0; i < CLI_NPAGES; i++) {
-		cli_fmt(page, sizeof(page), "%s/%s", cli_srcdir(), cli_pages[i]);
+		uot_sfmt(page, sizeof(page), "%s/%s", uot_srcdir(), cli_pages[i]);
 		if (cli_have("man")) {
 			const char *argv[] = { "man", "--warnings", "-E", "UTF-8", "-l", page,
 					       NULL };
@@ -912,7 +889,7 @@ static void cli_page_text(const char *rel, char *out, size_t size)
 {
 	char path[PATH_MAX], *r, *w;
 
-	cli_fmt(path, sizeof(path), "%s/%s", cli_srcdir(), rel);
+	uot_sfmt(path, sizeof(path), "%s/%s", uot_srcdir(), rel);
 	cli_slurp(path, out, size);
 	ck_assert_msg(strlen(out) > 1000, "%s is missing or short", path);
 	for (r = w = out; *r; r++)
@@ -932,7 +909,7 @@ START_TEST(test_man_options)
 		ck_assert_msg(strstr(text, cli_long_options[i]), "useonce(1) does not document %s",
 			      cli_long_options[i]);
 	for (i = 0; i < CLI_NSHORT; i++) {
-		cli_fmt(word, sizeof(word), ".BR %s \", \"", cli_short_options[i]);
+		uot_sfmt(word, sizeof(word), ".BR %s \", \"", cli_short_options[i]);
 		ck_assert_msg(strstr(text, word), "useonce(1) does not document %s",
 			      cli_short_options[i]);
 	}
@@ -972,12 +949,12 @@ START_TEST(test_man_variables)
 
 	cli_page_text("man/libuseonce.7", text, sizeof(text));
 	cli_page_text("man/useonce.1", page1, sizeof(page1));
-	cli_fmt(path, sizeof(path), "%s/include/useonce.h", cli_srcdir());
+	uot_sfmt(path, sizeof(path), "%s/include/useonce.h", uot_srcdir());
 	cli_slurp(path, header, sizeof(header));
 	for (p = header; (p = strstr(p, "\"USEONCE_")); p++) {
 		size_t n = strcspn(p + 1, "\"");
 
-		cli_fmt(name, sizeof(name), "%.*s", (int)n, p + 1);
+		uot_sfmt(name, sizeof(name), "%.*s", (int)n, p + 1);
 		ck_assert_msg(cli_env_entry(text, name), "libuseonce(7) has no entry for %s", name);
 		ck_assert_msg(strstr(page1, name), "useonce(1) does not mention %s", name);
 		found++;
@@ -997,7 +974,7 @@ static void cli_example(const char *rel, char *out, size_t size)
 {
 	char path[PATH_MAX];
 
-	cli_fmt(path, sizeof(path), "%s/examples/%s", cli_srcdir(), rel);
+	uot_sfmt(path, sizeof(path), "%s/examples/%s", uot_srcdir(), rel);
 	cli_slurp(path, out, size);
 	ck_assert_msg(out[0], "%s is missing or empty", path);
 }
@@ -1010,7 +987,7 @@ static void cli_check_lib_path(const char *example, const char *path)
 	ck_assert_msg(!strcmp(path, CLI_DEFAULT_LIB), "%s names %s, make install puts %s",
 		      example, path, CLI_DEFAULT_LIB);
 	cli_need_stage();
-	cli_fmt(staged, sizeof(staged), "%s%s", cli.stage, path);
+	uot_sfmt(staged, sizeof(staged), "%s%s", cli.stage, path);
 	ck_assert_msg(access(staged, R_OK) == 0, "%s names %s, which make install did not make",
 		      example, path);
 }
@@ -1022,8 +999,8 @@ START_TEST(test_example_shell)
 	static struct cli_out o;
 	size_t i;
 
-	cli_fmt(script, sizeof(script), "%s/examples/useonce.sh", cli_srcdir());
-	cli_fmt(path_with, sizeof(path_with), "PATH=%s:/usr/bin:/bin", uot_build_dir());
+	uot_sfmt(script, sizeof(script), "%s/examples/useonce.sh", uot_srcdir());
+	uot_sfmt(path_with, sizeof(path_with), "PATH=%s:/usr/bin:/bin", uot_build_dir());
 	for (i = 0; i < sizeof(shells) / sizeof(shells[0]); i++) {
 		const char *argv[] = { shells[i], "-c",
 				       ". \"$0\" && type cp && dd if=/proc/self/maps status=none",
@@ -1092,9 +1069,9 @@ START_TEST(test_example_environment_d)
 
 		cli_run(argv, NULL, &o);
 	}
-	cli_fmt(file, sizeof(file), "%s/60-useonce.conf", dir);
+	uot_sfmt(file, sizeof(file), "%s/60-useonce.conf", dir);
 	ck_assert_msg(cli_write_file(file, text, 0644) == 0, "%s: %s", file, strerror(errno));
-	cli_fmt(xdg, sizeof(xdg), "XDG_CONFIG_HOME=%s", dir);
+	uot_sfmt(xdg, sizeof(xdg), "XDG_CONFIG_HOME=%s", dir);
 	*strrchr(xdg, '/') = '\0';
 	{
 		const char *argv[] = { gen, NULL };
@@ -1102,7 +1079,7 @@ START_TEST(test_example_environment_d)
 		char want[PATH_MAX + 16];
 
 		cli_run(argv, env, &o);
-		cli_fmt(want, sizeof(want), "LD_PRELOAD=%s\n", value);
+		uot_sfmt(want, sizeof(want), "LD_PRELOAD=%s\n", value);
 		ck_assert_msg(cli_exit(&o) == 0 && strstr(o.out, want) && !o.err[0],
 			      "%s: %s; expected %s in:\n%s%s", gen, uot_status_str(o.status), want,
 			      o.out, o.err);
@@ -1120,7 +1097,7 @@ START_TEST(test_example_desktop)
 	int n = 0;
 
 	cli_example("desktop/mpv.desktop", text, sizeof(text));
-	cli_fmt(path, sizeof(path), "%s/examples/desktop/mpv.desktop", cli_srcdir());
+	uot_sfmt(path, sizeof(path), "%s/examples/desktop/mpv.desktop", uot_srcdir());
 	if (cli_have("desktop-file-validate")) {
 		const char *v[] = { "desktop-file-validate", path, NULL };
 
@@ -1136,7 +1113,7 @@ START_TEST(test_example_desktop)
 	/* Its Exec line, %U a film, run with a stub player that shows what it got. */
 	line = strstr(text, "\nExec=");
 	ck_assert_msg(line != NULL, "%s has no Exec line", path);
-	cli_fmt(exec, sizeof(exec), "%.*s", (int)strcspn(line + 6, "\n"), line + 6);
+	uot_sfmt(exec, sizeof(exec), "%.*s", (int)strcspn(line + 6, "\n"), line + 6);
 	uot_scratch_path(film, sizeof(film), "film.mkv");
 	ck_assert_msg(cli_write_file(film, "not really a film\n", 0644) == 0, "%s", film);
 	for (w = strtok_r(exec, " ", &save); w && n < 15; w = strtok_r(NULL, " ", &save))
@@ -1146,10 +1123,10 @@ START_TEST(test_example_desktop)
 
 	uot_scratch_path(stubdir, sizeof(stubdir), "stub-bin");
 	ck_assert_msg(mkdir(stubdir, 0755) == 0 || errno == EEXIST, "%s", stubdir);
-	cli_fmt(stub, sizeof(stub), "%s/%s", stubdir, argv[1]);
+	uot_sfmt(stub, sizeof(stub), "%s/%s", stubdir, argv[1]);
 	ck_assert_msg(cli_write_file(stub, "#!/bin/sh\nfor a; do echo \"arg: $a\"; done\n"
 				     "grep -m1 libuseonce /proc/$$/maps\n", 0755) == 0, "%s", stub);
-	cli_fmt(path_env, sizeof(path_env), "PATH=%s:%s:/usr/bin:/bin", stubdir, uot_build_dir());
+	uot_sfmt(path_env, sizeof(path_env), "PATH=%s:%s:/usr/bin:/bin", stubdir, uot_build_dir());
 	{
 		const char *env[] = { path_env, NULL };
 		char want[PATH_MAX + 16];
@@ -1157,7 +1134,7 @@ START_TEST(test_example_desktop)
 		cli_run((const char *const *)argv, env, &o);
 		ck_assert_msg(cli_exit(&o) == 0, "Exec line: %s: %s", uot_status_str(o.status),
 			      o.err);
-		cli_fmt(want, sizeof(want), "arg: %s\n", film);
+		uot_sfmt(want, sizeof(want), "arg: %s\n", film);
 		ck_assert_msg(strstr(o.out, want) && strstr(o.out, "arg: --\n"),
 			      "the player did not get the film:\n%s", o.out);
 		ck_assert_msg(strstr(o.out, cli.lib), "the player did not load the library:\n%s",
@@ -1178,7 +1155,7 @@ START_TEST(test_example_service)
 	p = strstr(text, "\nEnvironment=LD_PRELOAD=");
 	ck_assert_msg(p != NULL, "the drop-in sets no LD_PRELOAD");
 	p += strlen("\nEnvironment=LD_PRELOAD=");
-	cli_fmt(value, sizeof(value), "%.*s", (int)strcspn(p, "\n"), p);
+	uot_sfmt(value, sizeof(value), "%.*s", (int)strcspn(p, "\n"), p);
 	cli_check_lib_path("backup.service.d-useonce.conf", value);
 
 	if (!cli_have("systemd-analyze")) {
@@ -1186,18 +1163,18 @@ START_TEST(test_example_service)
 		return;
 	}
 	uot_scratch_path(units, sizeof(units), "units");
-	cli_fmt(dropdir, sizeof(dropdir), "%s/backup.service.d", units);
+	uot_sfmt(dropdir, sizeof(dropdir), "%s/backup.service.d", units);
 	{
 		const char *argv[] = { "mkdir", "-p", dropdir, NULL };
 
 		cli_run(argv, NULL, &o);
 	}
-	cli_fmt(unit, sizeof(unit), "%s/backup.service", units);
-	cli_fmt(drop, sizeof(drop), "%s/useonce.conf", dropdir);
+	uot_sfmt(unit, sizeof(unit), "%s/backup.service", units);
+	uot_sfmt(drop, sizeof(drop), "%s/useonce.conf", dropdir);
 	ck_assert_msg(cli_write_file(unit, "[Unit]\nDescription=uotest backup\n\n[Service]\n"
 				     "Type=oneshot\nExecStart=/bin/true\n", 0644) == 0, "%s", unit);
 	ck_assert_msg(cli_write_file(drop, text, 0644) == 0, "%s", drop);
-	cli_fmt(env_path, sizeof(env_path), "SYSTEMD_UNIT_PATH=%s:", units);
+	uot_sfmt(env_path, sizeof(env_path), "SYSTEMD_UNIT_PATH=%s:", units);
 	{
 		const char *argv[] = { "systemd-analyze", "verify", unit, NULL };
 		const char *env[] = { env_path, NULL };
@@ -1221,7 +1198,7 @@ START_TEST(test_example_ld_so_preload)
 	ck_assert_msg(p && strstr(p, " >> /etc/ld.so.preload"),
 		      "ld.so.preload.md shows no line to add");
 	p += strlen("\necho ");
-	cli_fmt(value, sizeof(value), "%.*s", (int)strcspn(p, " \n"), p);
+	uot_sfmt(value, sizeof(value), "%.*s", (int)strcspn(p, " \n"), p);
 	cli_check_lib_path("ld.so.preload.md", value);
 	ck_assert_msg(strstr(text, "setuid") && strstr(text, "Undo"),
 		      "ld.so.preload.md lacks its caveats");
@@ -1274,7 +1251,7 @@ static void cli_ours_on_system(char *out, size_t size)
 
 	/* uotest-: other test programs' scratch files, which come and go meanwhile. */
 	snprintf(cmd, sizeof(cmd), "find /etc /usr /var /opt -xdev -iname '*useonce*' 2>/dev/null"
-		 " | grep -v -e '^%s/' -e 'uotest-' | sort", cli_srcdir());
+		 " | grep -v -e '^%s/' -e 'uotest-' | sort", uot_srcdir());
 	cli_run(argv, NULL, &o);
 	snprintf(out, size, "%s", o.out);
 }
@@ -1307,10 +1284,10 @@ START_TEST(test_debian)
 	cli_need_stage();
 	/* dpkg-buildpackage writes its .deb into ..: build a copy, in a directory of ours. */
 	uot_scratch_path(top, sizeof(top), "deb");
-	cli_fmt(tree, sizeof(tree), "%s/libuseonce-%s", top, USEONCE_VERSION);
-	cli_fmt(cmd, sizeof(cmd), "mkdir -p '%s' && tar -C '%s' --exclude=./.git "
+	uot_sfmt(tree, sizeof(tree), "%s/libuseonce-%s", top, USEONCE_VERSION);
+	uot_sfmt(cmd, sizeof(cmd), "mkdir -p '%s' && tar -C '%s' --exclude=./.git "
 		"--exclude='./build*' --exclude=./bench/results --exclude='./debian/useonce' "
-		"--exclude='./debian/.debhelper' -cf - . | tar -C '%s' -xf -", tree, cli_srcdir(),
+		"--exclude='./debian/.debhelper' -cf - . | tar -C '%s' -xf -", tree, uot_srcdir(),
 		tree);
 	{
 		const char *argv[] = { "sh", "-c", cmd, NULL };
@@ -1318,7 +1295,7 @@ START_TEST(test_debian)
 		cli_run(argv, NULL, &o);
 		ck_assert_msg(cli_exit(&o) == 0, "copying the tree: %s", o.err);
 	}
-	cli_fmt(deb, sizeof(deb), "%s/examples/useonce.conf", tree);
+	uot_sfmt(deb, sizeof(deb), "%s/examples/useonce.conf", tree);
 	has_conf = access(deb, F_OK) == 0;
 	{
 		const char *argv[] = { "dpkg-buildpackage", "-us", "-uc", "-b", NULL };
@@ -1329,13 +1306,13 @@ START_TEST(test_debian)
 			      uot_status_str(o.status), o.out, o.err);
 	}
 	printf("cli: debian: dpkg-buildpackage took %.0f s\n", (double)time(NULL) - t0);
-	cli_fmt(cmd, sizeof(cmd), "ls '%s'/useonce_%s_*.deb", top, USEONCE_VERSION);
+	uot_sfmt(cmd, sizeof(cmd), "ls '%s'/useonce_%s_*.deb", top, USEONCE_VERSION);
 	{
 		const char *argv[] = { "sh", "-c", cmd, NULL };
 
 		cli_run(argv, NULL, &o);
 		ck_assert_msg(cli_exit(&o) == 0, "no .deb in %s", top);
-		cli_fmt(deb, sizeof(deb), "%.*s", (int)strcspn(o.out, "\n"), o.out);
+		uot_sfmt(deb, sizeof(deb), "%.*s", (int)strcspn(o.out, "\n"), o.out);
 	}
 
 	/* Install it. */
@@ -1366,7 +1343,7 @@ START_TEST(test_debian)
 		cli_run(argv, NULL, &o);
 		ck_assert_msg(cli_exit(&o) == 0 && strstr(o.out, "library: /usr/lib/"),
 			      "useonce --version: %s: %s%s", uot_status_str(o.status), o.out, o.err);
-		cli_fmt(lib, sizeof(lib), "%.*s", (int)strcspn(strstr(o.out, "library: ") + 9, "\n"),
+		uot_sfmt(lib, sizeof(lib), "%.*s", (int)strcspn(strstr(o.out, "library: ") + 9, "\n"),
 			strstr(o.out, "library: ") + 9);
 		ck_assert_msg(strstr(lib, "/libuseonce/libuseonce.so"),
 			      "the package's library is not in a private directory: %s", lib);
@@ -1379,7 +1356,7 @@ START_TEST(test_debian)
 				       "/proc/self/maps", data, NULL };
 
 		cli_run(argv, NULL, &o);
-		cli_fmt(cmd, sizeof(cmd), "the package works\n%s\n", lib);
+		uot_sfmt(cmd, sizeof(cmd), "the package works\n%s\n", lib);
 		ck_assert_msg(cli_exit(&o) == 0 && !strcmp(o.out, cmd),
 			      "useonce cat: %s, printed '%s', expected '%s'; %s",
 			      uot_status_str(o.status), o.out, cmd, o.err);
@@ -1425,7 +1402,7 @@ START_TEST(test_debian)
 	for (p = strtok_r(after, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		char line[PATH_MAX + 2];
 
-		cli_fmt(line, sizeof(line), "%s\n", p);
+		uot_sfmt(line, sizeof(line), "%s\n", p);
 		ck_assert_msg(strstr(before, line), "%s is left after dpkg --purge useonce", p);
 	}
 	printf("cli: debian: build, install, use, remove and purge took %.0f s\n",

@@ -116,24 +116,6 @@ static struct {
 	struct uot_cgroup cg;
 } e2e;
 
-__attribute__((format(printf, 3, 4)))
-static char *e2e_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return out;
-}
-
-static const char *e2e_srcdir(void)
-{
-	const char *s = getenv("UO_SRCDIR");
-
-	return s && *s ? s : ".";
-}
-
 static void e2e_cleanup(void)
 {
 	if (getpid() != e2e.main_pid)
@@ -175,8 +157,8 @@ static void e2e_expand(char *out, size_t size, const char *tpl, const char *src,
 	const char *name = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
 	const char *values[] = { src, dst, num, name, splice };
 
-	e2e_fmt(splice, sizeof(splice), "%s/tests/splice_copy", uot_build_dir());
-	e2e_fmt(num, sizeof(num), "%llu", (unsigned long long)mib);
+	uot_sfmt(splice, sizeof(splice), "%s/tests/splice_copy", uot_build_dir());
+	uot_sfmt(num, sizeof(num), "%llu", (unsigned long long)mib);
 	uot_expand(out, size, tpl, tokens, values, sizeof(tokens) / sizeof(tokens[0]));
 }
 
@@ -188,13 +170,13 @@ static int e2e_all_zero(const char *path, uint64_t size, char *why, size_t why_s
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		e2e_fmt(why, why_size, "cannot read %s: %s", path, strerror(errno));
+		uot_sfmt(why, why_size, "cannot read %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 0;
 	}
 	if ((uint64_t)st.st_size != size) {
-		e2e_fmt(why, why_size, "%s has %lld bytes, expected %llu", path,
+		uot_sfmt(why, why_size, "%s has %lld bytes, expected %llu", path,
 			(long long)st.st_size, (unsigned long long)size);
 		close(fd);
 		return 0;
@@ -206,7 +188,7 @@ static int e2e_all_zero(const char *path, uint64_t size, char *why, size_t why_s
 			break;
 		for (i = 0; i < n; i++) {
 			if (buf[i]) {
-				e2e_fmt(why, why_size, "%s: byte %llu is not zero", path,
+				uot_sfmt(why, why_size, "%s: byte %llu is not zero", path,
 					(unsigned long long)(done + (uint64_t)i));
 				close(fd);
 				return 0;
@@ -216,7 +198,7 @@ static int e2e_all_zero(const char *path, uint64_t size, char *why, size_t why_s
 	}
 	close(fd);
 	if (done != size) {
-		e2e_fmt(why, why_size, "%s: short read at %llu", path, (unsigned long long)done);
+		uot_sfmt(why, why_size, "%s: short read at %llu", path, (unsigned long long)done);
 		return 0;
 	}
 	return 1;
@@ -242,7 +224,7 @@ static bool e2e_check_output(const struct e2e_prog *p, const char *src, uint64_t
 		return e2e_all_zero(o->dst, size, o->error, sizeof(o->error)) == 1;
 	}
 	if (eq != 1) {
-		e2e_fmt(o->error, sizeof(o->error), "%s output is not the stream: %s",
+		uot_sfmt(o->error, sizeof(o->error), "%s output is not the stream: %s",
 			p->name, uot_why());
 		return false;
 	}
@@ -265,18 +247,18 @@ static void e2e_run(const struct e2e_prog *p, const char *src, uint64_t size, bo
 
 	memset(o, 0, sizeof(*o));
 	o->with = with;
-	e2e_fmt(tag, sizeof(tag), "%s.%s%s", p->name, cg ? "hot." : "", with ? "with" : "without");
+	uot_sfmt(tag, sizeof(tag), "%s.%s%s", p->name, cg ? "hot." : "", with ? "with" : "without");
 	uot_scratch_path(o->dst, sizeof(o->dst), tag);
 	unlink(o->dst);
 	if (p->src == SRC_STREAM && uot_make_cold(src) != 0) {
-		e2e_fmt(o->error, sizeof(o->error), "%s", uot_why());
+		uot_sfmt(o->error, sizeof(o->error), "%s", uot_why());
 		return;
 	}
 	if (cg) {
 		if (uot_cgroup_reset(cg) != 0 ||
 		    uot_make_cold(e2e.hot) != 0 ||
 		    uot_touch(e2e.hot, UOT_TOUCH_MMAP, cg) != 0) {
-			e2e_fmt(o->error, sizeof(o->error), "hot-set setup: %s", uot_why());
+			uot_sfmt(o->error, sizeof(o->error), "hot-set setup: %s", uot_why());
 			return;
 		}
 		o->hot_before = uot_resident_pct(e2e.hot);
@@ -297,13 +279,13 @@ static void e2e_run(const struct e2e_prog *p, const char *src, uint64_t size, bo
 	c.watch[1] = p->dst == DST_NONE || p->dst == DST_DIGEST ? NULL : o->dst;
 	c.timeout_s = TEST_TIMEOUT / 2;
 	if (uot_run(&c, &o->r) != 0) {
-		e2e_fmt(o->error, sizeof(o->error), "%s", uot_why());
+		uot_sfmt(o->error, sizeof(o->error), "%s", uot_why());
 		return;
 	}
 	if (cg)
 		o->hot_after = uot_resident_pct(e2e.hot);
 	if (!uot_exited_ok(o->r.status)) {
-		e2e_fmt(o->error, sizeof(o->error), "%s %s: %s", p->name,
+		uot_sfmt(o->error, sizeof(o->error), "%s %s: %s", p->name,
 			with ? "with the library" : "alone", uot_status_str(o->r.status));
 		return;
 	}
@@ -326,9 +308,9 @@ static const char *e2e_mode(const struct e2e_outcome *o)
 static void e2e_fig(char *out, size_t size, bool have, uint64_t bytes)
 {
 	if (have)
-		e2e_fmt(out, size, "%5.0f", uot_mib(bytes));
+		uot_sfmt(out, size, "%5.0f", uot_mib(bytes));
 	else
-		e2e_fmt(out, size, "%5s", "-");
+		uot_sfmt(out, size, "%5s", "-");
 }
 
 static void e2e_print_footprint(const struct e2e_prog *p, const struct e2e_outcome *o,
@@ -370,7 +352,7 @@ static bool e2e_skip_missing(const struct e2e_prog *p, const char *suite)
 	}
 	/* Built by `make tests` with this program: missing means a broken build. */
 	if (!strcmp(p->argv[0], "@SPLICE")) {
-		e2e_fmt(splice, sizeof(splice), "%s/tests/splice_copy", uot_build_dir());
+		uot_sfmt(splice, sizeof(splice), "%s/tests/splice_copy", uot_build_dir());
 		ck_assert_msg(access(splice, X_OK) == 0, "%s is missing: run make tests", splice);
 	}
 	return false;
@@ -393,7 +375,7 @@ static void footprint_setup(void)
 		return;
 	uot_scratch_path(e2e.stream, sizeof(e2e.stream), "stream");
 	if (uot_make_file(e2e.stream, e2e.stream_mib * UOT_MIB, 1) != 0) {
-		e2e_fmt(e2e.stream_why, sizeof(e2e.stream_why), "cannot make the stream: %s",
+		uot_sfmt(e2e.stream_why, sizeof(e2e.stream_why), "cannot make the stream: %s",
 			uot_why());
 		e2e.stream[0] = '\0';
 	}
@@ -471,11 +453,11 @@ static void hotset_setup(void)
 	if (e2e.hotset_ready || e2e.hotset_why[0])
 		return;
 	if (e2e.scratch_why[0]) {
-		e2e_fmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", e2e.scratch_why);
+		uot_sfmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", e2e.scratch_why);
 		return;
 	}
 	if (uot_cgroup_supported() != 0) {
-		e2e_fmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", uot_why());
+		uot_sfmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", uot_why());
 		return;
 	}
 	uot_scratch_path(e2e.hot, sizeof(e2e.hot), "hot");
@@ -483,7 +465,7 @@ static void hotset_setup(void)
 	if (uot_cgroup_create(&e2e.cg, limit) != 0 ||
 	    uot_make_file(e2e.hot, limit / 3, 2) != 0 ||
 	    uot_make_file(e2e.big, 4 * limit, 3) != 0) {
-		e2e_fmt(e2e.hotset_why, sizeof(e2e.hotset_why), "hot-set setup: %s", uot_why());
+		uot_sfmt(e2e.hotset_why, sizeof(e2e.hotset_why), "hot-set setup: %s", uot_why());
 		e2e.hotset_broken = true;
 		return;
 	}
@@ -610,11 +592,11 @@ START_TEST(test_exports)
 		printf("e2e: exports: skipped: nm (binutils) is missing\n");
 		return;
 	}
-	e2e_fmt(def, sizeof(def), "%s/preload/hooks.def", e2e_srcdir());
+	uot_sfmt(def, sizeof(def), "%s/preload/hooks.def", uot_srcdir());
 	nhooks = e2e_hook_names(def, hooks, MAX_NAMES);
 	ck_assert_msg(nhooks > 0, "cannot read hook names from %s (set UO_SRCDIR)", def);
 
-	e2e_fmt(cmd, sizeof(cmd), "nm -D --defined-only '%s'", uot_library());
+	uot_sfmt(cmd, sizeof(cmd), "nm -D --defined-only '%s'", uot_library());
 	nm = popen(cmd, "r");
 	ck_assert_msg(nm != NULL, "cannot run %s", cmd);
 	while (nexp < MAX_NAMES && fgets(line, sizeof(line), nm)) {
@@ -625,7 +607,7 @@ START_TEST(test_exports)
 		at = strchr(name, '@');	/* a symbol version, if any */
 		if (at)
 			*at = '\0';
-		e2e_fmt(exported[nexp++], 64, "%s", name);
+		uot_sfmt(exported[nexp++], 64, "%s", name);
 	}
 	ck_assert_msg(pclose(nm) == 0, "%s failed", cmd);
 	printf("e2e: exports: %d names in hooks.def, %d exported\n", nhooks, nexp);
@@ -647,7 +629,7 @@ static bool e2e_have(const char *prog)
 {
 	char cmd[256];
 
-	e2e_fmt(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+	uot_sfmt(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
 	return system(cmd) == 0;
 }
 
@@ -673,7 +655,7 @@ static int e2e_fnv(const char *path, char *out, size_t size)
 	close(fd);
 	if (n < 0)
 		return -1;
-	e2e_fmt(out, size, "bytes=%llu fnv=%016llx\n", (unsigned long long)bytes,
+	uot_sfmt(out, size, "bytes=%llu fnv=%016llx\n", (unsigned long long)bytes,
 		(unsigned long long)fnv);
 	return 0;
 }
@@ -697,12 +679,12 @@ static const char *e2e_early_so(char *out, size_t size)
 	struct uot_cmd c = { .argv = argv };
 	struct uot_result r;
 
-	e2e_fmt(out, size, "%s/tests/early_reader.so", uot_build_dir());
+	uot_sfmt(out, size, "%s/tests/early_reader.so", uot_build_dir());
 	if (access(out, R_OK) == 0)
 		return out;
 	if (!e2e_have("cc"))
 		return NULL;
-	e2e_fmt(src, sizeof(src), "%s/tests/helpers/early_reader.c", e2e_srcdir());
+	uot_sfmt(src, sizeof(src), "%s/tests/helpers/early_reader.c", uot_srcdir());
 	uot_scratch_path(out, size, "early_reader.so");
 	ck_assert_msg(uot_run(&c, &r) == 0 && uot_exited_ok(r.status),
 		      "cannot build %s from %s: %s", out, src, uot_status_str(r.status));
@@ -746,11 +728,11 @@ START_TEST(test_early_constructor)
 		uot_scratch_path(report, sizeof(report), order ? "early.report1" : "early.report0");
 		uot_scratch_path(trace, sizeof(trace), order ? "early.trace1" : "early.trace0");
 		uot_scratch_path(out, sizeof(out), order ? "early.out1" : "early.out0");
-		e2e_fmt(preload, sizeof(preload), "LD_PRELOAD=%s:%s", order ? uot_library() : so,
+		uot_sfmt(preload, sizeof(preload), "LD_PRELOAD=%s:%s", order ? uot_library() : so,
 			order ? so : uot_library());
-		e2e_fmt(e_read, sizeof(e_read), "UOT_EARLY_READ=%s", data);
-		e2e_fmt(e_report, sizeof(e_report), "UOT_EARLY_REPORT=%s", report);
-		e2e_fmt(e_trace, sizeof(e_trace), "USEONCE_TRACE=%s", trace);
+		uot_sfmt(e_read, sizeof(e_read), "UOT_EARLY_READ=%s", data);
+		uot_sfmt(e_report, sizeof(e_report), "UOT_EARLY_REPORT=%s", report);
+		uot_sfmt(e_trace, sizeof(e_trace), "USEONCE_TRACE=%s", trace);
 		unlink(trace);
 		ck_assert_msg(uot_make_cold(data) == 0, "%s", uot_why());
 
@@ -832,7 +814,7 @@ int main(void)
 	e2e.limit_mib = uot_env_mib("check_e2e", "UO_E2E_LIMIT_MIB", 256, 64);
 	uot_sweep_stale();
 	if (uot_scratch_create() != 0)
-		e2e_fmt(e2e.scratch_why, sizeof(e2e.scratch_why), "%s", uot_why());
+		uot_sfmt(e2e.scratch_why, sizeof(e2e.scratch_why), "%s", uot_why());
 	atexit(e2e_cleanup);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = e2e_on_signal;

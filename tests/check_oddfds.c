@@ -99,17 +99,6 @@ static struct {
 	char loop[64];
 } odd;
 
-__attribute__((format(printf, 3, 4)))
-static char *odd_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return out;
-}
-
 /* A command's exit status, its stdout's first line into 'out' (may be NULL). */
 __attribute__((format(printf, 3, 4)))
 static int odd_sh(char *out, size_t size, const char *fmt, ...)
@@ -197,12 +186,12 @@ static const char *odd_prepare(const struct odd_scenario *sc, char *arg, size_t 
 	case PLACE_TMPFS:
 		if (statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC)
 			return "/dev/shm is not a tmpfs here";
-		odd_fmt(odd.tmpfs_dir, sizeof(odd.tmpfs_dir), "/dev/shm/" UOT_PREFIX "%d",
+		uot_sfmt(odd.tmpfs_dir, sizeof(odd.tmpfs_dir), "/dev/shm/" UOT_PREFIX "%d",
 			(int)getpid());
 		if (mkdir(odd.tmpfs_dir, 0755) != 0 && errno != EEXIST)
-			return odd_fmt(why, sizeof(why), "cannot create %s: %s", odd.tmpfs_dir,
+			return uot_sfmt(why, sizeof(why), "cannot create %s: %s", odd.tmpfs_dir,
 				       strerror(errno));
-		odd_fmt(arg, size, "%s", odd.tmpfs_dir);
+		uot_sfmt(arg, size, "%s", odd.tmpfs_dir);
 		return NULL;
 	case PLACE_FUSE:
 		if (!uot_is_root())
@@ -220,7 +209,7 @@ static const char *odd_prepare(const struct odd_scenario *sc, char *arg, size_t 
 		odd.fuse_mounted = true;
 		if (statfs(odd.fuse_mnt, &sfs) != 0 || sfs.f_type != FUSE_SUPER_MAGIC)
 			return "bindfs mounted something that is not FUSE";
-		odd_fmt(arg, size, "%s", odd.fuse_mnt);
+		uot_sfmt(arg, size, "%s", odd.fuse_mnt);
 		return NULL;
 	case PLACE_LOOP: {
 		int fd;
@@ -234,7 +223,7 @@ static const char *odd_prepare(const struct odd_scenario *sc, char *arg, size_t 
 		if (fd < 0 || ftruncate(fd, (off_t)(LOOP_MIB * UOT_MIB)) != 0) {
 			if (fd >= 0)
 				close(fd);
-			return odd_fmt(why, sizeof(why), "cannot make %s", odd.image);
+			return uot_sfmt(why, sizeof(why), "cannot make %s", odd.image);
 		}
 		close(fd);
 		if (odd_sh(odd.loop, sizeof(odd.loop), "losetup -f --show '%s' 2>/dev/null",
@@ -242,7 +231,7 @@ static const char *odd_prepare(const struct odd_scenario *sc, char *arg, size_t 
 			odd.loop[0] = '\0';
 			return "no free loop device (losetup -f failed)";
 		}
-		odd_fmt(arg, size, "%s", odd.loop);
+		uot_sfmt(arg, size, "%s", odd.loop);
 		return NULL;
 	}
 	}
@@ -255,11 +244,11 @@ static void odd_run_dir(const struct odd_scenario *sc, const char *base, bool wi
 {
 	char name[64];
 
-	odd_fmt(name, sizeof(name), "%s-%s", sc->name, with ? "with" : "without");
+	uot_sfmt(name, sizeof(name), "%s-%s", sc->name, with ? "with" : "without");
 	if (sc->place == PLACE_DISK)
 		uot_scratch_path(out, size, name);
 	else
-		odd_fmt(out, size, "%s/%s", base, name);
+		uot_sfmt(out, size, "%s/%s", base, name);
 	odd_rm_dir(out);
 	ck_assert_msg(mkdir(out, 0755) == 0, "cannot create %s: %s", out, strerror(errno));
 }
@@ -290,7 +279,7 @@ static void odd_first_diff(const char *a, const char *b, char *out, size_t size)
 		}
 		i++;
 	}
-	odd_fmt(out, size, "line %u: without \"%.*s\", with \"%.*s\"", line,
+	uot_sfmt(out, size, "line %u: without \"%.*s\", with \"%.*s\"", line,
 		(int)strcspn(a + start, "\n"), a + start, (int)strcspn(b + start, "\n"), b + start);
 }
 
@@ -312,16 +301,16 @@ static void odd_summarise(const char *trace, char *out, size_t size)
 			char reason[128];
 
 			ignored++;
-			odd_fmt(reason, sizeof(reason), "%.*s", (int)(len - (size_t)(ig + 9 - p)),
+			uot_sfmt(reason, sizeof(reason), "%.*s", (int)(len - (size_t)(ig + 9 - p)),
 				ig + 9);
 			if (!strstr(reasons, reason) && strlen(reasons) + strlen(reason) + 4 <
 			    sizeof(reasons))
-				odd_fmt(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons),
+				uot_sfmt(reasons + strlen(reasons), sizeof(reasons) - strlen(reasons),
 					"%s\"%s\"", reasons[0] ? ", " : "", reason);
 		}
 		p += len + (eol != NULL);
 	}
-	odd_fmt(out, size, "%u streams, %u drops, %u ignored%s%s", streams, drops, ignored,
+	uot_sfmt(out, size, "%u streams, %u drops, %u ignored%s%s", streams, drops, ignored,
 		ignored ? ": " : "", reasons);
 }
 
@@ -344,7 +333,7 @@ START_TEST(test_scenario)
 		printf("oddfds: %s: skipped: %s\n", sc->name, why);
 		return;
 	}
-	odd_fmt(helper, sizeof(helper), "%s/tests/oddfd", uot_build_dir());
+	uot_sfmt(helper, sizeof(helper), "%s/tests/oddfd", uot_build_dir());
 	ck_assert_msg(access(helper, X_OK) == 0, "%s is missing: make tests", helper);
 	uot_scratch_path(tracefile, sizeof(tracefile), sc->name);
 	strncat(tracefile, ".trace", sizeof(tracefile) - strlen(tracefile) - 1);
@@ -353,13 +342,13 @@ START_TEST(test_scenario)
 	for (with = 0; with < 2; with++) {
 		const char *env[] = {
 			"USEONCE_THRESHOLD=2M", "USEONCE_WINDOW=2M", "USEONCE_REUSE=0",
-			odd_fmt(e_trace, sizeof(e_trace), "USEONCE_TRACE=%s", tracefile), NULL
+			uot_sfmt(e_trace, sizeof(e_trace), "USEONCE_TRACE=%s", tracefile), NULL
 		};
 		const char *argv[] = { helper, sc->name, dir, NULL };
 		struct uot_cmd c;
 
 		if (sc->place == PLACE_LOOP)
-			odd_fmt(dir, sizeof(dir), "%s", base);
+			uot_sfmt(dir, sizeof(dir), "%s", base);
 		else if (sc->place != PLACE_NONE)
 			odd_run_dir(sc, base, with, dir, sizeof(dir));
 		else
@@ -477,7 +466,7 @@ static void odd_sweep_stale(void)
 		pclose(f);
 	d = opendir("/dev/shm");
 	while (d && (e = readdir(d))) {
-		odd_fmt(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		uot_sfmt(path, sizeof(path), "/dev/shm/%s", e->d_name);
 		if (!strncmp(e->d_name, UOT_PREFIX, strlen(UOT_PREFIX)) && odd_dead_owner(path))
 			odd_rm_dir(path);
 	}
@@ -495,7 +484,7 @@ int main(void)
 		odd_sweep_stale();
 	uot_sweep_stale();
 	if (uot_scratch_create() != 0)
-		odd_fmt(odd.scratch_why, sizeof(odd.scratch_why), "%s", uot_why());
+		uot_sfmt(odd.scratch_why, sizeof(odd.scratch_why), "%s", uot_why());
 	atexit(odd_cleanup);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = odd_on_signal;

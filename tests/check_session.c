@@ -66,27 +66,6 @@ static struct {
 	double ref_secs;
 } sess;
 
-__attribute__((format(printf, 3, 4)))
-static char *sess_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return out;
-}
-
-static const char *sess_srcdir(void)
-{
-	static char dir[PATH_MAX];
-	const char *s = getenv("UO_SRCDIR");
-
-	if (!dir[0] && !realpath(s && *s ? s : ".", dir))
-		sess_fmt(dir, sizeof(dir), "%s", s && *s ? s : ".");
-	return dir;
-}
-
 static void sess_cleanup(void)
 {
 	if (getpid() == sess.main_pid)
@@ -100,27 +79,6 @@ static void sess_on_signal(int sig)
 	raise(sig);
 }
 
-static int sess_rm_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* rm -rf of a directory of the scratch directory, and nothing else. */
-static void sess_rm(const char *dir)
-{
-	size_t n = strlen(uot_scratch());
-
-	if (!uot_scratch()[0] || strncmp(dir, uot_scratch(), n) != 0 || dir[n] != '/')
-		return;
-	nftw(dir, sess_rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* ---- running the battery ---- */
 
 /*
@@ -132,27 +90,27 @@ static int sess_battery(const char *name, bool preload, const char *const *extra
 {
 	char script[PATH_MAX], gen[PATH_MAX], run[PATH_MAX], out[PATH_MAX];
 	char trace[PATH_MAX], e_trace[PATH_MAX + 32];
-	const char *argv[] = { "/bin/sh", script, run, sess_srcdir(), gen, NULL };
+	const char *argv[] = { "/bin/sh", script, run, uot_srcdir(), gen, NULL };
 	const char *env[8];
 	struct uot_cmd c;
 	struct uot_result r;
 	size_t n = 0;
 
-	sess_fmt(script, sizeof(script), "%s/tests/session-battery.sh", sess_srcdir());
-	sess_fmt(gen, sizeof(gen), "%s/tests/session_gen", uot_build_dir());
+	uot_sfmt(script, sizeof(script), "%s/tests/session-battery.sh", uot_srcdir());
+	uot_sfmt(gen, sizeof(gen), "%s/tests/session_gen", uot_build_dir());
 	uot_scratch_path(run, sizeof(run), "run");
 	uot_scratch_path(dir, size, name);
-	sess_fmt(out, sizeof(out), "%s.stdout", dir);
-	sess_fmt(trace, sizeof(trace), "%s.trace", dir);
-	sess_rm(run);
-	sess_rm(dir);
-	sess_rm(trace);
+	uot_sfmt(out, sizeof(out), "%s.stdout", dir);
+	uot_sfmt(trace, sizeof(trace), "%s.trace", dir);
+	uot_scratch_rm(run);
+	uot_scratch_rm(dir);
+	uot_scratch_rm(trace);
 	if (preload) {
 		if (mkdir(trace, 0755) != 0) {
-			sess_fmt(why, why_size, "cannot create %s: %s", trace, strerror(errno));
+			uot_sfmt(why, why_size, "cannot create %s: %s", trace, strerror(errno));
 			return -1;
 		}
-		env[n++] = sess_fmt(e_trace, sizeof(e_trace), "BATTERY_TRACE_DIR=%s", trace);
+		env[n++] = uot_sfmt(e_trace, sizeof(e_trace), "BATTERY_TRACE_DIR=%s", trace);
 	}
 	while (extra && *extra && n < sizeof(env) / sizeof(env[0]) - 1)
 		env[n++] = *extra++;
@@ -168,17 +126,17 @@ static int sess_battery(const char *name, bool preload, const char *const *extra
 	       preload ? "with" : "without");
 	fflush(stdout);
 	if (uot_run(&c, &r) != 0) {
-		sess_fmt(why, why_size, "the battery (%s) did not run: %s", name, uot_why());
+		uot_sfmt(why, why_size, "the battery (%s) did not run: %s", name, uot_why());
 		return -1;
 	}
 	*secs = r.secs;
 	if (!uot_exited_ok(r.status)) {
-		sess_fmt(why, why_size, "the battery (%s) itself failed: %s", name,
+		uot_sfmt(why, why_size, "the battery (%s) itself failed: %s", name,
 			 uot_status_str(r.status));
 		return -1;
 	}
 	if (rename(run, dir) != 0) {
-		sess_fmt(why, why_size, "cannot rename %s to %s: %s", run, dir, strerror(errno));
+		uot_sfmt(why, why_size, "cannot rename %s to %s: %s", run, dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -198,7 +156,7 @@ static int sess_read_steps(const char *dir, struct sess_steps *st)
 	FILE *f;
 
 	memset(st, 0, sizeof(*st));
-	f = fopen(sess_fmt(path, sizeof(path), "%s/log/status", dir), "r");
+	f = fopen(uot_sfmt(path, sizeof(path), "%s/log/status", dir), "r");
 	if (!f)
 		return -1;
 	while (st->n < MAX_STEPS && fgets(line, sizeof(line), f))
@@ -257,7 +215,7 @@ static int sess_visit(const char *path, const struct stat *sa, int type, struct 
 	if (!*rel || sess_excluded(rel))
 		return 0;
 	cmp.entries++;
-	sess_fmt(other, sizeof(other), "%s%s", cmp.b, rel);
+	uot_sfmt(other, sizeof(other), "%s%s", cmp.b, rel);
 	if (lstat(other, &sb) != 0) {
 		sess_diff("%s: only in the run %s", rel + 1, cmp.a_name);
 		return 0;
@@ -327,13 +285,13 @@ static void sess_note_reason(const char *why)
 	char r[96];
 	unsigned i;
 
-	sess_fmt(r, sizeof(r), "%.*s", (int)strcspn(why, "\n"), why);
+	uot_sfmt(r, sizeof(r), "%.*s", (int)strcspn(why, "\n"), why);
 	for (i = 0; i < reasons.n && strcmp(reasons.why[i], r); i++)
 		;
 	if (i == reasons.n) {
 		if (reasons.n == MAX_REASONS)
 			return;
-		sess_fmt(reasons.why[reasons.n++], sizeof(reasons.why[0]), "%s", r);
+		uot_sfmt(reasons.why[reasons.n++], sizeof(reasons.why[0]), "%s", r);
 	}
 	reasons.count[i]++;
 }
@@ -344,7 +302,7 @@ static void sess_read_trace(const char *dir, const char *step, struct sess_trace
 	FILE *f;
 
 	memset(t, 0, sizeof(*t));
-	f = fopen(sess_fmt(path, sizeof(path), "%s.trace/%s.trace", dir, step), "r");
+	f = fopen(uot_sfmt(path, sizeof(path), "%s.trace/%s.trace", dir, step), "r");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -369,7 +327,7 @@ static void sess_head(const char *path, char *out, size_t size)
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0) {
-		sess_fmt(out, size, "(empty)");
+		uot_sfmt(out, size, "(empty)");
 		return;
 	}
 	out[n] = '\0';
@@ -389,13 +347,13 @@ static void sess_reference(void)
 		return;
 	if (uot_scratch_create() != 0) {
 		/* A build directory on tmpfs: nothing would become a stream there. */
-		sess_fmt(sess.why, sizeof(sess.why), "no scratch directory: %s", uot_why());
+		uot_sfmt(sess.why, sizeof(sess.why), "no scratch directory: %s", uot_why());
 		sess.skip = true;
 		return;
 	}
 	if (sess_battery("without", false, env, sess.ref, sizeof(sess.ref), &sess.ref_secs, why,
 			 sizeof(why)) != 0) {
-		sess_fmt(sess.why, sizeof(sess.why), "%s", why);
+		uot_sfmt(sess.why, sizeof(sess.why), "%s", why);
 		sess.ref[0] = '\0';
 	}
 }
@@ -457,7 +415,7 @@ static void sess_check_run(const char *name, const char *const *env, unsigned mi
 		ck_assert_str_eq(got.name[i], ref.name[i]);
 		if (got.status[i] == ref.status[i])
 			continue;
-		sess_fmt(err, sizeof(err), "%s/log/%s.err", dir, got.name[i]);
+		uot_sfmt(err, sizeof(err), "%s/log/%s.err", dir, got.name[i]);
 		sess_head(err, why, sizeof(why));
 		ck_assert_msg(0, "step %s: exit %d with libuseonce (%s), %d without; its stderr: "
 			      "%s; and %u entries differ:%s", got.name[i], got.status[i], name,
@@ -471,8 +429,8 @@ static void sess_check_run(const char *name, const char *const *env, unsigned mi
 		      "streams in %u steps, expected at least %u: was the library loaded, "
 		      "its tuning taken?", streaming, min_steps);
 	/* Passed: the next test needs the space more than anyone needs these. */
-	sess_rm(dir);
-	sess_rm(sess_fmt(trace, sizeof(trace), "%s.trace", dir));
+	uot_scratch_rm(dir);
+	uot_scratch_rm(uot_sfmt(trace, sizeof(trace), "%s.trace", dir));
 }
 
 START_TEST(test_lowered)
@@ -506,15 +464,15 @@ static void sess_which(const char *prog, char *out, size_t size)
 		path = "/usr/bin";
 	if (strchr(prog, '/')) {
 		if (access(prog, X_OK) == 0)
-			sess_fmt(out, size, "%s", prog);
+			uot_sfmt(out, size, "%s", prog);
 		return;
 	}
 	while (path && *path) {
 		size_t n = strcspn(path, ":");
 
-		sess_fmt(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		uot_sfmt(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
 		if (n && access(buf, X_OK) == 0) {
-			sess_fmt(out, size, "%s", buf);
+			uot_sfmt(out, size, "%s", buf);
 			return;
 		}
 		path += n + (path[n] == ':');
@@ -537,12 +495,12 @@ static const char *sess_unservable(const char *prog, int depth)
 	int fd, i;
 
 	if (!realpath(prog, real) || stat(real, &st) != 0)
-		return sess_fmt(why, sizeof(why), "cannot find %s", prog);
+		return uot_sfmt(why, sizeof(why), "cannot find %s", prog);
 	if (st.st_mode & (S_ISUID | S_ISGID))
-		return sess_fmt(why, sizeof(why), "%s is setuid or setgid", real);
+		return uot_sfmt(why, sizeof(why), "%s is setuid or setgid", real);
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return sess_fmt(why, sizeof(why), "cannot read %s", real);
+		return uot_sfmt(why, sizeof(why), "cannot read %s", real);
 	n = pread(fd, head, sizeof(head) - 1, 0);
 	if (n > 2 && head[0] == '#' && head[1] == '!' && depth < 3) {
 		char interp[PATH_MAX];
@@ -550,13 +508,13 @@ static const char *sess_unservable(const char *prog, int depth)
 		close(fd);
 		head[n] = '\0';
 		if (sscanf(head + 2, " %4095s", interp) != 1)
-			return sess_fmt(why, sizeof(why), "%s: a script without interpreter", real);
+			return uot_sfmt(why, sizeof(why), "%s: a script without interpreter", real);
 		return sess_unservable(interp, depth + 1);
 	}
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
 		close(fd);
-		return sess_fmt(why, sizeof(why), "%s is not a 64-bit ELF program", real);
+		return uot_sfmt(why, sizeof(why), "%s is not a 64-bit ELF program", real);
 	}
 	for (i = 0; i < eh.e_phnum; i++) {
 		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
@@ -568,7 +526,7 @@ static const char *sess_unservable(const char *prog, int depth)
 		}
 	}
 	close(fd);
-	return sess_fmt(why, sizeof(why), "%s is statically linked", real);
+	return uot_sfmt(why, sizeof(why), "%s is statically linked", real);
 }
 
 START_TEST(test_programs)
@@ -584,14 +542,14 @@ START_TEST(test_programs)
 		checked++;
 		if (why) {
 			bad++;
-			sess_fmt(msg + strlen(msg), sizeof(msg) - strlen(msg), "\n %s: %s",
+			uot_sfmt(msg + strlen(msg), sizeof(msg) - strlen(msg), "\n %s: %s",
 				 session_programs[i], why);
 		}
 	}
 	for (i = 0; i < sizeof(cc_programs) / sizeof(cc_programs[0]); i++) {
 		FILE *p;
 
-		sess_fmt(cmd, sizeof(cmd), "cc -print-prog-name=%s 2>/dev/null", cc_programs[i]);
+		uot_sfmt(cmd, sizeof(cmd), "cc -print-prog-name=%s 2>/dev/null", cc_programs[i]);
 		p = popen(cmd, "r");
 		if (!p || !fgets(path, sizeof(path), p))
 			path[0] = '\0';
@@ -601,7 +559,7 @@ START_TEST(test_programs)
 		if (path[0] && !strchr(path, '/')) {
 			char name[64];
 
-			sess_fmt(name, sizeof(name), "%s", path);
+			uot_sfmt(name, sizeof(name), "%s", path);
 			sess_which(name, path, sizeof(path));
 		}
 		if (!path[0])
@@ -610,7 +568,7 @@ START_TEST(test_programs)
 		why = sess_unservable(path, 0);
 		if (why) {
 			bad++;
-			sess_fmt(msg + strlen(msg), sizeof(msg) - strlen(msg), "\n %s: %s",
+			uot_sfmt(msg + strlen(msg), sizeof(msg) - strlen(msg), "\n %s: %s",
 				 cc_programs[i], why);
 		}
 	}

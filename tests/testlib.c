@@ -70,6 +70,26 @@ static int uot_fmt(char *out, size_t size, const char *fmt, ...)
 	return n >= 0 && (size_t)n < size ? 0 : -1;
 }
 
+char *uot_sfmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+const char *uot_srcdir(void)
+{
+	static char dir[PATH_MAX];
+	const char *s = getenv("UO_SRCDIR");
+
+	if (!dir[0] && !realpath(s && *s ? s : ".", dir))
+		uot_sfmt(dir, sizeof(dir), "%s", s && *s ? s : ".");
+	return dir;
+}
+
 static double uot_now(void)
 {
 	struct timespec ts;
@@ -199,6 +219,15 @@ static void uot_rm_tree(const char *dir)
 	const char *base = strrchr(dir, '/');
 
 	if (!base || strncmp(base + 1, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
+		return;
+	nftw(dir, uot_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void uot_scratch_rm(const char *dir)
+{
+	size_t n = strlen(uot_scratch_dir);
+
+	if (!uot_scratch_dir[0] || strncmp(dir, uot_scratch_dir, n) != 0 || dir[n] != '/')
 		return;
 	nftw(dir, uot_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -31,6 +31,13 @@ const char *uot_why(void);
 
 /* $UO_BUILD (default "build") made absolute; the library and tools in it. */
 const char *uot_build_dir(void);
+/* The source tree (UO_SRCDIR, else the working directory), made absolute. */
+const char *uot_srcdir(void);
+/* snprintf into out, returning out: for building argument strings inline. */
+__attribute__((format(printf, 3, 4)))
+char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
+/* rm -rf of a directory inside the scratch directory; anything else is refused. */
+void uot_scratch_rm(const char *dir);
 const char *uot_library(void);		/* .../libuseonce.so */
 const char *uot_useonce(void);		/* .../useonce */
 bool uot_is_root(void);
