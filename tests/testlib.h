@@ -32,6 +32,11 @@ const char *uot_why(void);
 /* $UO_BUILD (default "build") made absolute; the library and tools in it. */
 const char *uot_build_dir(void);
 const char *uot_library(void);		/* .../libuseonce.so */
+/*
+ * What LD_PRELOAD must hold to load the library: $UO_PRELOAD_FIRST (a
+ * sanitizer's runtime, which must come before libc), then the library.
+ */
+const char *uot_preload(void);
 const char *uot_useonce(void);		/* .../useonce */
 bool uot_is_root(void);
 /* A number of MiB from the environment, at least 'low'; 'def' (with a warning from 'prog') otherwise. */
