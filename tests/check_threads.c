@@ -11,7 +11,7 @@
  * tests/sanitize.mk) and run with a smaller size; a race report fails it.
  *
  * Environment: UO_BUILD (the build holding libuseonce.so), UO_THREADS_MIB
- * (size of each streamed file, default 16, 8 under a sanitizer).
+ * (size of each streamed file, default 16, 8 under ThreadSanitizer).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -631,13 +631,16 @@ int main(int argc, char **argv)
 	Suite *s;
 	TCase *tc;
 	uint64_t mib;
+	bool tsan;
 
 	(void)argc;
 	if (!getenv(CHILD_MARK))
 		uot_reexec_preloaded(argv, CHILD_MARK, env);
-	mib = uot_env_mib("check_threads", "UO_THREADS_MIB", getenv("UO_SAN_RUN") ? 8 : 16, 8);
+	/* ThreadSanitizer makes every memory access and system call cost more. */
+	tsan = getenv("UO_SAN_RUN") && !strcmp(getenv("UO_SAN_RUN"), "tsan");
+	mib = uot_env_mib("check_threads", "UO_THREADS_MIB", tsan ? 8 : 16, 8);
 	T.size = mib * MiB;
-	T.rounds = getenv("UO_SAN_RUN") ? 12 : 40;
+	T.rounds = tsan ? 12 : 40;
 	uot_sweep_stale();
 	if (uot_scratch_create() != 0) {
 		fprintf(stderr, "check_threads: %s\n", uot_why());

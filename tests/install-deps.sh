@@ -10,6 +10,7 @@ command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 command -v fincore >/dev/null 2>&1 || missing="$missing util-linux"
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
