@@ -65,30 +65,30 @@ static void make(const char *name, uint32_t seed, uint64_t mib)
  */
 static uint64_t resident_raw(const char *path, uint64_t from, uint64_t to)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), span = 256 * page;
 	unsigned char vec[256];
-	uint64_t n = 0, off;
+	uint64_t pages = 0, off;
+	bool failed = false;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return UINT64_MAX;
-	for (off = from; off < to; off += 256 * (uint64_t)page) {
-		size_t len = to - off < 256 * (uint64_t)page ? (size_t)(to - off) : 256 * (size_t)page;
+	for (off = from; off < to && !failed; off += span) {
+		size_t len = to - off < span ? (size_t)(to - off) : span;
 		void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
 		size_t i;
 
-		if (map == MAP_FAILED || mincore(map, len, vec) != 0) {
-			n = UINT64_MAX / (uint64_t)page;
-			if (map != MAP_FAILED)
-				munmap(map, len);
+		if (map == MAP_FAILED) {
+			failed = true;
 			break;
 		}
-		for (i = 0; i < (len + (size_t)page - 1) / (size_t)page; i++)
-			n += vec[i] & 1;
+		failed = mincore(map, len, vec) != 0;
+		for (i = 0; !failed && i < (len + page - 1) / page; i++)
+			pages += vec[i] & 1;
 		munmap(map, len);
 	}
 	syscall(SYS_close, fd);
-	return n == UINT64_MAX / (uint64_t)page ? UINT64_MAX : n * (uint64_t)page;
+	return failed ? UINT64_MAX : pages * page;
 }
 
 static uint64_t resident_range(const char *path, uint64_t from, uint64_t to)
@@ -270,7 +270,7 @@ START_TEST(test_fork_while_a_slot_is_held)
 }
 END_TEST
 
-/* A stream in the parent goes on in a forked child, which ends it; the parent's state is its own. */
+/* A stream in the parent goes on in a forked child, which ends it. */
 START_TEST(test_fork_child_continues_a_stream)
 {
 	char path[PATH_MAX];
@@ -387,9 +387,9 @@ START_TEST(test_posix_spawn_child_runs_no_hook)
 		syscall(SYS_close, tfd);
 		ck_assert_int_gt(got, 0);
 		text[got] = '\0';
-		ck_assert_msg(strstr(text, "fadvise64("), "strace saw no fadvise64: the library did not "
-			      "guard the stream, this test cannot tell");
-		/* The first line is the parent's; any other pid is the spawned child, until its execve. */
+		ck_assert_msg(strstr(text, "fadvise64("), "strace saw no fadvise64: the library "
+			      "did not guard the stream, this test cannot tell");
+		/* The first line is the parent's; another pid is the child, until its execve. */
 		for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			int who = atoi(line);
 
@@ -553,8 +553,8 @@ START_TEST(test_replaced_descriptor_starts_afresh)
 		ck_assert_msg(strstr(text, needle), "the raw close was not caught by the identity "
 			      "check (no \"%s\" in the trace)", needle);
 	else
-		ck_assert_msg(!strstr(text, needle), "%s did not forget the slot: only the identity "
-			      "check caught it", names[how]);
+		ck_assert_msg(!strstr(text, needle), "%s did not forget the slot: only the "
+			      "identity check caught it", names[how]);
 }
 END_TEST
 
@@ -688,7 +688,7 @@ START_TEST(test_signal_handler_io)
 	ck_assert_int_ge(S.wfd, 0);
 	ck_assert_int_eq(pipe(S.pipe), 0);
 	S.x = 88172645463325252ULL;
-	/* The watchdog thread must not take the timer's signals: they are for the streaming code. */
+	/* The watchdog thread must not take the timer's signals: they are for the code. */
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
@@ -729,8 +729,8 @@ START_TEST(test_signal_handler_io)
 	ck_assert_msg(atomic_load(&S.bad) == 0, "%u handler I/Os failed or read wrong data",
 		      atomic_load(&S.bad));
 	for (at = 0; at < SIG_UNITS; at++)
-		ck_assert_msg(atomic_load(&S.seen[at]) == 1, "4 KiB at %llu of the shared cursor was "
-			      "read %u times", (unsigned long long)(at * SIG_UNIT),
+		ck_assert_msg(atomic_load(&S.seen[at]) == 1, "4 KiB at %llu of the shared cursor "
+			      "was read %u times", (unsigned long long)(at * SIG_UNIT),
 			      atomic_load(&S.seen[at]));
 	ck_assert_msg(resident_range(out, 0, 32 * MiB) <= 4 * MiB,
 		      "the written stream was not dropped");
@@ -810,7 +810,8 @@ START_TEST(test_startup_does_not_scale_with_the_limit)
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
-			struct rlimit rl = { (rlim_t)(i ? limit : 1024), (rlim_t)(i ? limit : 1024) };
+			rlim_t n = (rlim_t)(i ? limit : 1024);
+			struct rlimit rl = { n, n };
 			char wfd[16];
 
 			snprintf(wfd, sizeof(wfd), "%d", p[1]);
@@ -847,7 +848,8 @@ START_TEST(test_high_descriptors_bounded_memory)
 	int fd, sfd, i, top, bands, step, limit = raise_limit();
 
 	if (!limit) {
-		printf("check_life: high descriptors: skipped: cannot raise RLIMIT_NOFILE (not root)\n");
+		printf("check_life: high descriptors: skipped: cannot raise RLIMIT_NOFILE "
+		       "(not root)\n");
 		return;
 	}
 	top = limit - 1;
@@ -862,7 +864,8 @@ START_TEST(test_high_descriptors_bounded_memory)
 	data0 = status_kib("VmData:");
 	ck_assert_int_eq(dup2(fd, top), top);
 	close(fd);
-	ck_assert_msg(read_span(top, 23, 0, 32 * MiB, MiB), "wrong data through descriptor %d", top);
+	ck_assert_msg(read_span(top, 23, 0, 32 * MiB, MiB), "wrong data through descriptor %d",
+		      top);
 	data1 = status_kib("VmData:");
 	ck_assert_int_eq(close(top), 0);
 	ck_assert_msg(resident_range(path, 0, 32 * MiB) <= 4 * MiB,
@@ -889,8 +892,8 @@ START_TEST(test_high_descriptors_bounded_memory)
 	/* The slack: whatever else the process allocates meanwhile (stdio, Check). */
 	ck_assert_msg(data2 - data1 <= bands * chunk_kib + 256, "%d bands cost %ld KiB of VmData "
 		      "(bound %ld)", bands, data2 - data1, bands * chunk_kib + 256);
-	ck_assert_msg(rss2 - rss0 <= bands * chunk_kib, "%d bands cost %ld KiB resident (bound %ld)",
-		      bands, rss2 - rss0, bands * chunk_kib);
+	ck_assert_msg(rss2 - rss0 <= bands * chunk_kib, "%d bands cost %ld KiB resident "
+		      "(bound %ld)", bands, rss2 - rss0, bands * chunk_kib);
 }
 END_TEST
 

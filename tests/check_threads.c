@@ -523,7 +523,8 @@ static void make_files(void)
 	int i;
 
 	for (i = 0; i < N_STREAM; i++) {
-		ck_assert_int_eq(uot_pat_make(path_of(path, "stream", i), SEED_STREAM(i), T.size), 0);
+		path_of(path, "stream", i);
+		ck_assert_int_eq(uot_pat_make(path, SEED_STREAM(i), T.size), 0);
 		ck_assert_int_eq(uot_make_cold(path), 0);
 	}
 	ck_assert_int_eq(uot_pat_make(path_of(path, "shared", 0), SEED_SHARED, 4 * T.size), 0);
@@ -619,11 +620,11 @@ START_TEST(test_64_threads)
 	ck_assert_msg(uot_pat_check_file(path_of(path, "swrite", 0), SEED_SWRITE, 4 * T.size),
 		      "the file written by 4 threads through one descriptor is wrong");
 	for (t = 0; t < N_WRITER; t++)
-		ck_assert_msg(uot_pat_check_file(path_of(path, "written", t), SEED_WRITE(t), T.size),
-			      "%s is wrong", path);
+		ck_assert_msg(uot_pat_check_file(path_of(path, "written", t), SEED_WRITE(t),
+						 T.size), "%s is wrong", path);
 	for (t = 0; t < N_COPY; t++)
-		ck_assert_msg(uot_pat_check_file(path_of(path, "copy", t), SEED_SWAPPED, 2 * T.size),
-			      "%s is wrong", path);
+		ck_assert_msg(uot_pat_check_file(path_of(path, "copy", t), SEED_SWAPPED,
+						 2 * T.size), "%s is wrong", path);
 }
 END_TEST
 

@@ -6,10 +6,11 @@
 # $(B)/tsan: the library and check_threads built with ThreadSanitizer.
 #
 # A program that is not built with a sanitizer (cp, cat, python3) can load
-# the sanitized library only if the sanitizer's runtime is loaded first, before
-# libc: the tests put $(SAN_PRELOAD) in front of the library in LD_PRELOAD
-# (UO_PRELOAD_FIRST, see testlib.h).  -nostartfiles does not matter: the
-# sanitizers' module constructors live in .init_array like ours.
+# the sanitized library only if the sanitizer's runtime is loaded first,
+# before libc: the tests put the runtime named by UO_PRELOAD_FIRST in front
+# of the library in LD_PRELOAD (uot_preload(), testlib.h).  -nostartfiles
+# does not matter: the sanitizers' module constructors live in .init_array
+# like ours, and a library mutant reading past a global was reported.
 
 SAN_CC       ?= gcc
 ASAN_B        = $(B)/asan
