@@ -371,6 +371,10 @@ START_TEST(test_posix_spawn_child_runs_no_hook)
 		printf("check_life: posix_spawn: skipped: strace is missing\n");
 		return;
 	}
+	if (system("strace -f -o /dev/null true >/dev/null 2>&1") != 0) {
+		printf("check_life: posix_spawn: skipped: strace cannot trace here (ptrace refused)\n");
+		return;
+	}
 	make("spawn", 15, 16);
 	path_of(out, "strace.out");
 	snprintf(cmd, sizeof(cmd), "UO_MODE_SPAWN=1 CK_RUN_CASE=posix_spawn CK_FORK=no "
