@@ -22,10 +22,11 @@ ASAN_RUNTIME  = $(shell $(SAN_CC) -print-file-name=libasan.so 2>/dev/null)
 TSAN_RUNTIME  = $(shell $(SAN_CC) -print-file-name=libtsan.so 2>/dev/null)
 
 # Which programs run under each sanitizer, and their environment.  Of
-# check_e2e only the footprint suite runs, on a smaller stream: every
-# program (cp, cat, dd, tar, python3, splice, sha256sum) with the sanitized
-# library preloaded, each hook kind on a real stream.  The hot-set suite
-# adds minutes of streaming in a cgroup, which tests the kernel's side.
+# check_e2e the library suite runs (exports; hooks called before our
+# constructor) and the footprint suite, on a smaller stream: every program
+# (cp, cat, dd, tar, python3, splice, sha256sum) with the sanitized library
+# preloaded, each hook kind on a real stream.  The hot-set suite adds
+# minutes of streaming in a cgroup, which tests the kernel's side.
 ASAN_E2E_MIB ?= 128
 ASAN_TESTS    = check_policy check_hooks check_e2e check_threads check_life
 TSAN_TESTS    = check_threads
@@ -67,6 +68,7 @@ endif
 ifneq ($(SAN_OK),)
 SAN_RUN_ARGS = $(ASAN_ENV) $(ASAN_B)/tests/check_policy $(ASAN_B)/tests/check_hooks \
 	       $(ASAN_B)/tests/check_threads $(ASAN_B)/tests/check_life \
+	       CK_RUN_SUITE=library $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE=footprint UO_E2E_STREAM_MIB=$(ASAN_E2E_MIB) $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE= UO_E2E_STREAM_MIB= ASAN_OPTIONS= UBSAN_OPTIONS= \
 	       $(TSAN_ENV) $(TSAN_TESTS:%=$(TSAN_B)/tests/%)
