@@ -139,6 +139,16 @@ static int trace_to(char *path)
 	return TRACE_FD;
 }
 
+/* With raw system calls: the descriptor it briefly takes is the one under test. */
+static void trace_again(const char *path)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(syscall(SYS_dup3, fd, TRACE_FD, 0), TRACE_FD);
+	syscall(SYS_close, fd);
+}
+
 static void trace_read(const char *path, char *out, size_t size)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
@@ -495,20 +505,21 @@ END_TEST
 
 /* ---- a descriptor replaced under a stream ---- */
 
-enum replace_how { BY_DUP2, BY_DUP3, BY_CLOSE_RANGE, BY_RAW_CLOSE, N_REPLACE };
+enum replace_how { BY_DUP2, BY_DUP3, BY_CLOSE_RANGE, BY_CLOSEFROM, BY_RAW_CLOSE, N_REPLACE };
 
 /*
  * A stream of one file through descriptor X, read with pread up to 16 MiB;
  * X then names another, cold file (dup2, dup3 O_CLOEXEC, close_range then
- * open, the raw close system call then open), read with pread from 16 MiB
- * on, exactly where the old stream would go on.  Its pages must stay: a
+ * open, closefrom then open, the raw close system call then open), read
+ * with pread from 16 MiB on, exactly where the old stream would go on.  Its pages must stay: a
  * stale slot would take them for the old stream and drop them.  The hooked
  * ways forget the slot at once; the raw close is caught by the library's
  * identity check when it is about to advise (traced as "forgotten").
  */
 START_TEST(test_replaced_descriptor_starts_afresh)
 {
-	static const char *const names[] = { "dup2", "dup3", "close_range", "raw close" };
+	static const char *const names[] = { "dup2", "dup3", "close_range", "closefrom",
+					     "raw close" };
 	char a[PATH_MAX], b[PATH_MAX], trace[PATH_MAX], text[16384], needle[64];
 	enum replace_how how = (enum replace_how)_i;
 	uint64_t kept;
@@ -530,11 +541,17 @@ START_TEST(test_replaced_descriptor_starts_afresh)
 		close(nb);
 		break;
 	case BY_CLOSE_RANGE:
+	case BY_CLOSEFROM:
 	case BY_RAW_CLOSE:
-		if (how == BY_CLOSE_RANGE)
+		if (how == BY_CLOSE_RANGE) {
 			ck_assert_int_eq(close_range((unsigned)x, (unsigned)x, 0), 0);
-		else
+		} else if (how == BY_CLOSEFROM) {
+			/* Everything from x up, the trace too: append to it again after. */
+			closefrom(x);
+			trace_again(trace);
+		} else {
 			ck_assert_int_eq(syscall(SYS_close, x), 0);
+		}
 		nb = open(path_of(b, "replace-b"), O_RDONLY);
 		ck_assert_int_eq(nb, x);
 		break;
