@@ -4,6 +4,7 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -21,16 +22,21 @@ endif
 
 LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
            preload/policy.c preload/config.c preload/trace.c preload/sys.c \
-           preload/record.c
+           preload/record.c preload/conffile.c preload/stats.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
-HDRS     = include/useonce.h preload/uo_internal.h preload/hooks.def
+HDRS     = include/useonce.h preload/uo_internal.h preload/uo_conf.h preload/hooks.def
+# Where the system config file is looked for, compiled into the library.
+UO_DEFS  = -DUO_SYSCONFDIR='"$(SYSCONFDIR)"'
 
 all: $(B)/libuseonce.so $(B)/useonce $(B)/policy-replay
 
 $(B)/obj/%.o: preload/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(UO_DEFS) $(CFLAGS) -c -o $@ $<
+
+# SYSCONFDIR is compiled into config.o: rebuilt when it changes.
+$(B)/obj/config.o: $(B)/dirs
 
 $(B)/libuseonce.map: preload/libuseonce.map.in preload/hooks.def
 	@mkdir -p $(B)
@@ -43,10 +49,18 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 	$(Q)$(CC) -shared -nostartfiles $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
-$(B)/useonce: preload/useonce.c include/useonce.h
+# The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
+$(B)/useonce: preload/useonce.c include/useonce.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' $(LDFLAGS) -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
+		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ $<
+
+# Rewritten only when the directories differ from the last build's.
+UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)
+$(B)/dirs: FORCE
+	@mkdir -p $(B)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(UO_DIRS)' ] || echo '$(UO_DIRS)' > $@
 
 $(B)/policy-replay: examples/policy-replay.c preload/policy.c include/useonce.h
 	@mkdir -p $(B)
@@ -56,17 +70,54 @@ $(B)/policy-replay: examples/policy-replay.c preload/policy.c include/useonce.h
 include tests/tests.mk
 -include bench/bench.mk
 
+# ---- install ----
+# DESTDIR stages a tree (a package build); the other directories are where
+# the files end up, and the command looks for the library there.
+INCLUDEDIR ?= $(PREFIX)/include
+# The sample config: installed if there is one, and never over an admin's changes.
+CONF_SRC   ?= examples/useonce.conf
+CONF_DST    = $(DESTDIR)$(SYSCONFDIR)/useonce.conf
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/useonce $(DESTDIR)$(BINDIR)/useonce
 	install -m 0644 $(B)/libuseonce.so $(DESTDIR)$(LIBDIR)/libuseonce.so
+	install -m 0644 include/useonce.h $(DESTDIR)$(INCLUDEDIR)/useonce.h
 	install -m 0644 man/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
+	install -m 0644 man/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
+	@if [ ! -f '$(CONF_SRC)' ]; then :; \
+	elif [ -e '$(CONF_DST)' ] && ! cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \
+		echo "useonce: $(CONF_DST) was changed: kept as it is"; \
+	else \
+		echo "install -D -m 0644 $(CONF_SRC) $(CONF_DST)"; \
+		install -D -m 0644 '$(CONF_SRC)' '$(CONF_DST)'; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/useonce $(DESTDIR)$(LIBDIR)/libuseonce.so \
-		$(DESTDIR)$(MANDIR)/man1/useonce.1
+		$(DESTDIR)$(INCLUDEDIR)/useonce.h \
+		$(DESTDIR)$(MANDIR)/man1/useonce.1 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
+	@if [ ! -e '$(CONF_DST)' ]; then :; \
+	elif [ -f '$(CONF_SRC)' ] && cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \
+		echo "rm -f $(CONF_DST)"; rm -f '$(CONF_DST)'; \
+	else \
+		echo "useonce: $(CONF_DST) was changed: kept"; \
+	fi
+	$(if $(filter libuseonce,$(notdir $(LIBDIR))),-rmdir $(DESTDIR)$(LIBDIR))
+
+# The Debian package, built from a copy of the tree (dpkg-buildpackage writes
+# into the parent directory); the .deb files end in $(B)/deb.
+UO_VERSION = $(shell sed -n 's/^\#define USEONCE_VERSION "\(.*\)"/\1/p' include/useonce.h)
+deb:
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/libuseonce-$(UO_VERSION)
+	tar --exclude=./.git --exclude='./build*' --exclude='./$(B)' --exclude=./bench/results \
+		-cf - . | tar -C $(B)/deb/libuseonce-$(UO_VERSION) -xf -
+	cd $(B)/deb/libuseonce-$(UO_VERSION) && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
+	rm -rf $(B)/deb/libuseonce-$(UO_VERSION)
+	@ls $(B)/deb/*.deb
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all install uninstall clean
+.PHONY: all install uninstall deb clean FORCE

@@ -167,21 +167,65 @@ static int uo_drop(int fd, struct uo_range r, uint64_t keep, uint64_t align)
 	return err;
 }
 
-void uo_apply(int fd, const struct uo_advice *adv)
+/*
+ * Statistics of a drop: bytes advised out and bytes kept because they were
+ * cached before, up to the end of the file.  A drop starts a folio before
+ * the last one ended (see the policy): bytes below *counted were counted.
+ */
+static void uo_count_drop(struct uo_range r, uint64_t keep, uint64_t align, uint64_t size,
+			  uint64_t *counted)
 {
+	uint64_t end = r.end < size ? r.end : size, at, i;
+
+	if (!uo_stats || end <= r.start || end == UO_EOF)
+		return;
+	for (at = r.start, i = 0; at < end; at += align, i++) {
+		uint64_t from = at > *counted ? at : *counted;
+		uint64_t to = end - at < align ? end : at + align;
+
+		if (to <= from)
+			continue;
+		if (i < 64 && ((keep >> i) & 1))
+			UO_STAT_ADD(spared, to - from);
+		else
+			UO_STAT_ADD(dropped, to - from);
+	}
+	if (end > *counted)
+		*counted = end;
+}
+
+/*
+ * In a dry run every decision is made and counted as usual, but the kernel
+ * is told nothing: the trace says what would have been done.
+ */
+void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted)
+{
+	bool dry = uo_config.dryrun;
 	uint64_t waited = 0;
-	int err;
+	int err = 0;
 
 	if (!uo_range_empty(adv->flush)) {
-		err = uo_sync_file_range(fd, adv->flush.start, (uint64_t)uo_len(adv->flush),
-					 SYNC_FILE_RANGE_WRITE) ? errno : 0;
-		uo_trace_advice(fd, "flush", adv->flush, err, 0);
+		if (!dry)
+			err = uo_sync_file_range(fd, adv->flush.start, (uint64_t)uo_len(adv->flush),
+						 SYNC_FILE_RANGE_WRITE) ? errno : 0;
+		if (err)
+			UO_STAT_ADD(advice_errors, 1);
+		else if (adv->flush.start < size)
+			UO_STAT_ADD(writeback, (adv->flush.end < size ? adv->flush.end : size) -
+					       adv->flush.start);
+		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, 0);
 	}
 	if (!uo_range_empty(adv->drop)) {
-		if (adv->flags & UO_ADV_WAIT)
+		if (!dry && (adv->flags & UO_ADV_WAIT))
 			waited = uo_wait_writeback(fd, adv->drop);
-		err = uo_drop(fd, adv->drop, adv->keep, uo_config.tuning.align);
-		uo_trace_advice(fd, adv->keep ? "drop (sparing what was cached before)" : "drop",
+		err = dry ? 0 : uo_drop(fd, adv->drop, adv->keep, uo_config.tuning.align);
+		if (err)
+			UO_STAT_ADD(advice_errors, 1);
+		else
+			uo_count_drop(adv->drop, adv->keep, uo_config.tuning.align, size, counted);
+		uo_trace_advice(fd, dry ? (adv->keep ? "dry run: would drop (sparing what was cached before)"
+						     : "dry run: would drop")
+					: adv->keep ? "drop (sparing what was cached before)" : "drop",
 				adv->drop, err, waited);
 	}
 }

@@ -1,18 +1,33 @@
 /*
- * Tuning from the environment, read once by the constructor.
+ * Tuning from the config files and the environment, read once by the
+ * constructor.  Lowest to highest: built-in defaults, the system file
+ * (SYSCONFDIR/useonce.conf), the user's file ($XDG_CONFIG_HOME/useonce/config,
+ * else ~/.config/useonce/config, or $USEONCE_CONFIG), the environment.
+ *
+ * This runs in every process started, most of which never stream: with no
+ * config file it costs one failed open per file and one pass over the
+ * environment.  No malloc, no stdio, raw system calls only (our own read
+ * and close hooks stay out of it), fixed-size static storage.
  *
  * Bad values never stop the program: each gets one "useonce:" line on
- * stderr and its default is used.  In secure mode (setuid programs, or the
- * loader told so) the environment belongs to someone else and is not read.
+ * stderr and is ignored.  In secure mode (setuid programs, or the loader
+ * told so) the environment and the user's file belong to someone else:
+ * only the system file is read.
  *
  * SPDX-License-Identifier: MIT
  */
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "uo_internal.h"
+
+#ifndef UO_SYSCONFDIR
+#define UO_SYSCONFDIR "/etc"
+#endif
 
 /* Statically initialised: hooks that run before the constructor see the defaults. */
 struct uo_config uo_config = {
@@ -22,7 +37,23 @@ struct uo_config uo_config = {
 	.trace_path = "",
 	.reuse_s = USEONCE_DEFAULT_REUSE,
 	.record_path = "",
+	.stats_fd = -1,
+	.stats_path = "",
 };
+
+/* Path rules of both files; zero-filled, touched only when a file has some. */
+struct uo_rules uo_rules;
+
+/* A config file's text: only the constructor uses it, before threads exist. */
+#define UO_CONF_SIZE	(32u * 1024u)
+static char uo_conf_text[UO_CONF_SIZE];
+
+/* Who we are, for [program NAME] sections; found only if a file has one. */
+static struct {
+	char *const *argv;
+	char exe[512];
+	bool looked;
+} uo_self;
 
 /* a then b into out, which the caller made big enough (libc's memcpy would cost a symbol version). */
 static void uo_copy(char *out, const char *a, const char *b)
@@ -34,85 +65,187 @@ static void uo_copy(char *out, const char *a, const char *b)
 	*out = '\0';
 }
 
-/* "8M", "8MiB", "8388608", "1g": binary multiples, as dd and fincore read them. */
-static bool uo_parse_size(const char *s, uint64_t *out)
+/*
+ * Bounded, so that the compiler does not make it a call of strlen: the
+ * first call of a libc function costs every process a symbol lookup.
+ */
+static size_t uo_len(const char *s)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	const char *p = s;
+	size_t n = 0;
 
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
+	while (s[n] && n < 4096)
+		n++;
+	return n;
+}
+
+static bool uo_same(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
 	}
-	switch (*p) {
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	case 't': case 'T': shift = 40; p++; break;
+	return *a == *b;
+}
+
+static const char *uo_basename(const char *path)
+{
+	const char *base = path;
+
+	for (; *path; path++)
+		if (*path == '/' && path[1])
+			base = path + 1;
+	return base;
+}
+
+/*
+ * [program NAME]: NAME with a '/' is the executable's absolute path;
+ * without, the basename of the executable (/proc/self/exe) or of argv[0]
+ * (a link such as vi -> vim.basic, a multi-call binary).  Scripts are
+ * known by their interpreter's name.
+ */
+static bool uo_is_program(void *arg, const char *name)
+{
+	if (!uo_self.looked) {
+		long n = uo_sys(SYS_readlinkat, AT_FDCWD, (long)"/proc/self/exe", (long)uo_self.exe,
+				(long)sizeof(uo_self.exe) - 1);
+
+		uo_self.exe[n > 0 ? n : 0] = '\0';
+		uo_self.looked = true;
 	}
-	if (shift && *p == 'i')
-		p++;
-	if (*p == 'B' || (shift && *p == 'b'))
-		p++;
-	if (*p || (shift && v > (UINT64_MAX >> shift)))
-		return false;
-	*out = v << shift;
-	return true;
+	for (const char *p = name; *p; p++) {
+		if (*p == '/')
+			return uo_self.exe[0] && uo_same(uo_self.exe, name);
+	}
+	if (uo_self.exe[0] && uo_same(uo_basename(uo_self.exe), name))
+		return true;
+	return uo_self.argv && uo_self.argv[0] && uo_same(uo_basename(uo_self.argv[0]), name);
 }
 
-static void uo_load_size(const char *name, const char *s, uint64_t low, uint64_t *value)
-{
-	uint64_t v;
+/*
+ * Secure mode (setuid, or the loader told so): asked only when there is
+ * something to ignore, so most processes never pay for the call.
+ */
+static int uo_secure_mode = -1;
 
-	if (!uo_parse_size(s, &v))
-		uo_warn(name, s, "not a size (try 32M); using the default");
-	else if (v < low || v > (1ULL << 50))
-		uo_warn(name, s, "out of range (2M..1P); using the default");
-	else
-		*value = v;
+static bool uo_secure(void)
+{
+	if (uo_secure_mode < 0)
+		uo_secure_mode = getauxval(AT_SECURE) != 0;
+	return uo_secure_mode;
 }
 
-static void uo_load_disable(const char *s)
+const char *uo_program_name(void)
 {
-	if (!*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
+	if (uo_self.argv && uo_self.argv[0] && uo_self.argv[0][0])
+		return uo_basename(uo_self.argv[0]);
+	return "?";
+}
+
+/* fstat without libc's syscall(), whose first call costs a symbol lookup. */
+static int uo_fstat_raw(long fd, struct stat *st)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	/* There, the kernel's struct stat is libc's. */
+	return uo_sys(SYS_fstat, fd, (long)st, 0, 0) == 0 ? 0 : -1;
+#else
+	return fstat((int)fd, st);
+#endif
+}
+
+static void uo_file_warn(void *arg, unsigned line, const char *key, const char *value,
+			 const char *why)
+{
+	uo_warn_at((const char *)arg, line, key, value, why);
+}
+
+static const char *uo_errno_words(int err)
+{
+	switch (err) {
+	case ENOENT: return "no such file";
+	case EACCES: return "permission denied";
+	case ELOOP: return "a symbolic link loop";
+	case EISDIR: return "a directory";
+	case ENAMETOOLONG: return "name too long";
+	case ENOTDIR: return "a path component is not a directory";
+	default: return "cannot be read";
+	}
+}
+
+/*
+ * One file into 'into' (its global lines, then its matching [program]
+ * sections), its rules appended to uo_rules.  A missing file is one failed
+ * open, and silent unless the user named it.
+ */
+static void uo_load_file(const char *path, bool system, bool named, const char *home,
+			 struct uo_settings *into)
+{
+	struct uo_conf_ctx ctx = {
+		.home = home, .is_program = uo_is_program, .warn = uo_file_warn,
+		.arg = (void *)path,
+	};
+	struct uo_settings global = { 0 }, program = { 0 };
+	size_t len = 0, i;
+	struct stat st;
+	long fd;
+
+	/* O_NONBLOCK: a FIFO put in its place must not hang every program. */
+	fd = uo_sys(SYS_openat, AT_FDCWD, (long)path,
+		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0) {
+		if (named)
+			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
+		else if (fd != -ENOENT)
+			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
-	if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "true"))
-		uo_config.disabled = true;
-	else
-		uo_warn(USEONCE_ENV_DISABLE, s, "expected 1 or 0; guarding stays on");
-}
+	}
+	if (uo_fstat_raw(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
+		goto out;
+	}
+	if (system && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		uo_warn_at(path, 0, NULL, NULL,
+			   "not owned by root, or writable by group or others; ignored");
+		goto out;
+	}
+	for (;;) {
+		long n = uo_sys(SYS_read, fd, (long)(uo_conf_text + len),
+				(long)(sizeof(uo_conf_text) - len), 0);
 
-static void uo_load_guard(const char *s)
-{
-	if (!strcmp(s, "read"))
-		uo_config.tuning.guard = UO_GUARD_READ;
-	else if (!strcmp(s, "write"))
-		uo_config.tuning.guard = UO_GUARD_WRITE;
-	else if (!strcmp(s, "both"))
-		uo_config.tuning.guard = UO_GUARD_READ | UO_GUARD_WRITE;
-	else
-		uo_warn(USEONCE_ENV_GUARD, s, "expected read, write or both; guarding both");
-}
+		if (n == -EINTR)
+			continue;
+		if (n < 0) {
+			uo_warn_at(path, 0, NULL, NULL, "cannot be read; ignored");
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof(uo_conf_text)) {
+			char more;
 
-static void uo_load_trace(const char *s)
-{
-	uint64_t fd;
-
-	if (!*s)
-		return;
-	if (!strcmp(s, "stderr"))
-		uo_config.trace_fd = 2;
-	else if (uo_parse_size(s, &fd) && s[strspn(s, "0123456789")] == '\0' && fd < UO_FDTAB_MAX)
-		uo_config.trace_fd = (int)fd;
-	else if (s[0] == '/' && strlen(s) < sizeof(uo_config.trace_path))
-		uo_copy(uo_config.trace_path, s, "");
-	else
-		uo_warn(USEONCE_ENV_TRACE, s,
-			"expected stderr, a descriptor number or an absolute path; not tracing");
+			if (uo_sys(SYS_read, fd, (long)&more, 1, 0) > 0) {
+				uo_warn_at(path, 0, NULL, NULL,
+					   "longer than 32 KiB; the rest is ignored");
+				/* The last line is cut: leave it out. */
+				while (len && uo_conf_text[len - 1] != '\n')
+					len--;
+			}
+			break;
+		}
+	}
+	/* In secure mode HOME is someone else's: rules with ~ are skipped. */
+	for (i = 0; i < len && home; i++) {
+		if (uo_conf_text[i] == '~') {
+			if (uo_secure())
+				ctx.home = NULL;
+			break;
+		}
+	}
+	uo_conf_parse(uo_conf_text, len, &ctx, &global, &program, &uo_rules);
+	uo_settings_merge(into, &global);
+	uo_settings_merge(into, &program);
+out:
+	uo_sys(SYS_close, fd, 0, 0, 0);
 }
 
 /*
@@ -136,25 +269,6 @@ static const char *uo_value(const char *entry, const char *name)
 	return rest && *rest == '=' ? rest + 1 : NULL;
 }
 
-/* "600", "90s", "10m", "2h": seconds; 0 turns the record off. */
-static void uo_load_reuse(const char *s)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	for (; *p >= '0' && *p <= '9' && v < 1000000000; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	if (p != s && *p == 'm' && !p[1])
-		v *= 60;
-	else if (p != s && *p == 'h' && !p[1])
-		v *= 3600;
-	else if (p == s || (*p && (*p != 's' || p[1])) || v >= 1000000000) {
-		uo_warn(USEONCE_ENV_REUSE, s, "expected seconds (600, 10m, 2h); using 10m");
-		return;
-	}
-	uo_config.reuse_s = (uint32_t)(v > 30 * 86400 ? 30 * 86400 : v);
-}
-
 /*
  * The record of recent streams lives in the user's runtime directory
  * (per user, private, on tmpfs: gone at logout).  Without one, no record.
@@ -172,41 +286,214 @@ static void uo_load_record_path(const char *dir)
 	uo_copy(uo_config.record_path, dir, name);
 }
 
-void uo_config_load(void)
+/* The variables we read, found in one pass over the environment. */
+enum {
+	UO_V_DISABLE, UO_V_THRESHOLD, UO_V_WINDOW, UO_V_GUARD, UO_V_TRACE, UO_V_REUSE,
+	UO_V_STATS, UO_V_DRYRUN, UO_V_CONFIG, UO_V_COUNT
+};
+
+/* An array of arrays, not of pointers: no relocation for the loader to make. */
+static const char uo_env_names[UO_V_COUNT][20] = {
+	[UO_V_DISABLE] = USEONCE_ENV_DISABLE,
+	[UO_V_THRESHOLD] = USEONCE_ENV_THRESHOLD,
+	[UO_V_WINDOW] = USEONCE_ENV_WINDOW,
+	[UO_V_GUARD] = USEONCE_ENV_GUARD,
+	[UO_V_TRACE] = USEONCE_ENV_TRACE,
+	[UO_V_REUSE] = USEONCE_ENV_REUSE,
+	[UO_V_STATS] = USEONCE_ENV_STATS,
+	[UO_V_DRYRUN] = USEONCE_ENV_DRYRUN,
+	[UO_V_CONFIG] = USEONCE_ENV_CONFIG,
+};
+
+struct uo_env {
+	const char *v[UO_V_COUNT];
+	const char *home;
+	const char *xdg_config;
+	bool any;		/* some USEONCE_ variable is set */
+};
+
+static void uo_env_scan(struct uo_env *e)
 {
-	struct uo_tuning *t = &uo_config.tuning;
 	char **env;
 	const char *v;
+	int i;
 
-	if (!environ)
+	for (env = environ; *env; env++) {
+		const char *s = *env;
+
+		switch (s[0]) {
+		case 'X':
+			if ((v = uo_value(s, "XDG_RUNTIME_DIR")))
+				uo_load_record_path(v);
+			else if ((v = uo_value(s, "XDG_CONFIG_HOME")))
+				e->xdg_config = v;
+			break;
+		case 'H':
+			if ((v = uo_value(s, "HOME")))
+				e->home = v;
+			break;
+		case 'U':
+			if (!(v = uo_after(s, "USEONCE_")))
+				break;
+			e->any = true;
+			for (i = 0; i < UO_V_COUNT; i++) {
+				const char *value = uo_value(s, uo_env_names[i]);
+
+				if (value) {
+					e->v[i] = value;
+					break;
+				}
+			}
+			break;
+		}
+	}
+}
+
+/* An empty value is a mistake more often than a way of saying "off". */
+#define UO_EMPTY "empty (unset it instead)"
+
+/* The user's file: $USEONCE_CONFIG, else under XDG_CONFIG_HOME or HOME. */
+static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
+{
+	static char path[512];
+	const char *named = e->v[UO_V_CONFIG];
+
+	if (named && !*named)
+		uo_warn(USEONCE_ENV_CONFIG, named, UO_EMPTY);
+	if (named && *named) {
+		if (uo_len(named) >= sizeof(path)) {
+			uo_warn(USEONCE_ENV_CONFIG, named, "path too long; ignored");
+			return;
+		}
+		uo_copy(path, named, "");
+		uo_load_file(path, false, true, e->home, into);
+		return;
+	}
+	if (e->xdg_config && e->xdg_config[0] == '/' &&
+	    uo_len(e->xdg_config) + sizeof("/useonce/config") <= sizeof(path))
+		uo_copy(path, e->xdg_config, "/useonce/config");
+	else if (e->home && e->home[0] == '/' &&
+		 uo_len(e->home) + sizeof("/.config/useonce/config") <= sizeof(path))
+		uo_copy(path, e->home, "/.config/useonce/config");
+	else
 		return;
 	/*
-	 * One pass over the environment: this runs in every process started.
-	 * Secure mode is asked about only when there is something to ignore.
+	 * Secure mode is asked about only when there is something to ignore:
+	 * most processes have HOME and no file, and pay one failed access.
 	 */
-	for (env = environ; *env; env++) {
-		if ((*env)[0] == 'X' && (v = uo_value(*env, "XDG_RUNTIME_DIR")))
-			uo_load_record_path(v);
-		if ((*env)[0] != 'U' || !uo_after(*env, "USEONCE_"))
-			continue;
-		if (getauxval(AT_SECURE))
-			return;
-		if ((v = uo_value(*env, USEONCE_ENV_DISABLE)))
-			uo_load_disable(v);
-		else if ((v = uo_value(*env, USEONCE_ENV_WINDOW)))
-			uo_load_size(USEONCE_ENV_WINDOW, v, t->align, &t->window);
-		else if ((v = uo_value(*env, USEONCE_ENV_THRESHOLD)))
-			uo_load_size(USEONCE_ENV_THRESHOLD, v, t->align, &t->threshold);
-		else if ((v = uo_value(*env, USEONCE_ENV_GUARD)))
-			uo_load_guard(v);
-		else if ((v = uo_value(*env, USEONCE_ENV_TRACE)))
-			uo_load_trace(v);
-		else if ((v = uo_value(*env, USEONCE_ENV_REUSE)))
-			uo_load_reuse(v);
+	if (uo_sys(SYS_faccessat, AT_FDCWD, (long)path, F_OK, 0) != 0 || uo_secure())
+		return;
+	uo_load_file(path, false, false, e->home, into);
+}
+
+/* Each bad value: one line naming it, and the value it would have replaced stays. */
+static void uo_env_check(const char *name, const char *value, const char *why)
+{
+	if (why)
+		uo_warn(name, value, why);
+}
+
+static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
+{
+	const char *const *v = e->v;
+	uint64_t size;
+	unsigned guard;
+	uint32_t reuse;
+	bool b;
+	const char *why;
+
+	if (v[UO_V_DISABLE]) {
+		why = uo_parse_bool(v[UO_V_DISABLE], &b);
+		if (!why) {
+			/* USEONCE_DISABLE=0 turns on what a file's enable = no turned off. */
+			uo_config.disabled = b;
+			into->enable = !b;
+			into->set |= UO_SET_ENABLE;
+		}
+		uo_env_check(USEONCE_ENV_DISABLE, v[UO_V_DISABLE], why);
+	}
+	if (v[UO_V_THRESHOLD]) {
+		why = uo_parse_size_setting(v[UO_V_THRESHOLD], &size);
+		if (!why) {
+			into->threshold = size;
+			into->set |= UO_SET_THRESHOLD;
+		}
+		uo_env_check(USEONCE_ENV_THRESHOLD, v[UO_V_THRESHOLD], why);
+	}
+	if (v[UO_V_WINDOW]) {
+		why = uo_parse_size_setting(v[UO_V_WINDOW], &size);
+		if (!why) {
+			into->window = size;
+			into->set |= UO_SET_WINDOW;
+		}
+		uo_env_check(USEONCE_ENV_WINDOW, v[UO_V_WINDOW], why);
+	}
+	if (v[UO_V_GUARD]) {
+		why = uo_parse_guard(v[UO_V_GUARD], &guard);
+		if (!why) {
+			into->guard = guard;
+			into->set |= UO_SET_GUARD;
+		}
+		uo_env_check(USEONCE_ENV_GUARD, v[UO_V_GUARD], why);
+	}
+	if (v[UO_V_REUSE]) {
+		why = uo_parse_reuse(v[UO_V_REUSE], &reuse);
+		if (!why) {
+			into->reuse_s = reuse;
+			into->set |= UO_SET_REUSE;
+		}
+		uo_env_check(USEONCE_ENV_REUSE, v[UO_V_REUSE], why);
+	}
+	if (v[UO_V_TRACE])
+		uo_env_check(USEONCE_ENV_TRACE, v[UO_V_TRACE], !*v[UO_V_TRACE] ? UO_EMPTY :
+			     uo_parse_dest(v[UO_V_TRACE], false, &uo_config.trace_fd,
+					   uo_config.trace_path, sizeof(uo_config.trace_path)));
+	if (v[UO_V_STATS])
+		uo_env_check(USEONCE_ENV_STATS, v[UO_V_STATS], !*v[UO_V_STATS] ? UO_EMPTY :
+			     uo_parse_dest(v[UO_V_STATS], true, &uo_config.stats_fd,
+					   uo_config.stats_path, sizeof(uo_config.stats_path)));
+	if (v[UO_V_DRYRUN]) {
+		why = uo_parse_bool(v[UO_V_DRYRUN], &b);
+		if (!why)
+			uo_config.dryrun = b;
+		uo_env_check(USEONCE_ENV_DRYRUN, v[UO_V_DRYRUN], why);
+	}
+}
+
+void uo_config_load(char *const *argv)
+{
+	static const char system_file[] = UO_SYSCONFDIR "/useonce.conf";
+	struct uo_tuning *t = &uo_config.tuning;
+	struct uo_settings set = {
+		.threshold = t->threshold, .window = t->window, .guard = t->guard,
+		.reuse_s = uo_config.reuse_s, .enable = true,
+	};
+	struct uo_env e = { 0 };
+
+	uo_self.argv = argv;
+	if (environ)
+		uo_env_scan(&e);
+	uo_load_file(system_file, true, false, e.home, &set);
+	if (!(e.any && uo_secure())) {
+		uo_load_user_file(&e, &set);
+		uo_load_env(&e, &set);
+	}
+	t->threshold = set.threshold;
+	t->window = set.window;
+	t->guard = set.guard;
+	uo_config.reuse_s = set.reuse_s;
+	if (!set.enable) {
+		/* enable = no: only files under an always rule, if any, are guarded. */
+		if (uo_rules_have(&uo_rules, UO_RULE_ALWAYS))
+			uo_config.only_always = true;
+		else
+			uo_config.disabled = true;
 	}
 	/* Advice is given in whole folios, and a stream is at least one window. */
 	if (t->window % t->align)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
+	if (!uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]))
+		uo_stats_start();
 }

@@ -76,11 +76,83 @@ static const char *uo_classify(int fd, struct uo_slot *s)
 }
 
 /* A descriptor closed behind our back (raw syscall) and reused names another file. */
-static bool uo_same_file(int fd, const struct uo_slot *s)
+static bool uo_same_file(int fd, const struct uo_slot *s, uint64_t *size)
 {
 	struct uo_file st;
 
-	return uo_fstat(fd, &st) == 0 && st.dev == s->file.dev && st.ino == s->file.ino;
+	if (uo_fstat(fd, &st) != 0 || st.dev != s->file.dev || st.ino != s->file.ino)
+		return false;
+	*size = st.size;
+	return true;
+}
+
+/*
+ * The config files' never/always rules for the file the descriptor names:
+ * asked once per stream (or file of a tree), only when there are rules.
+ * NULL if the file is to be guarded, else why not.
+ */
+static const char *uo_path_rule(int fd)
+{
+	char link[32], path[1024];
+	static const char prefix[] = "/proc/self/fd/";
+	enum uo_rule_kind kind;
+	char digits[12];
+	size_t n = 0, i;
+	long len;
+
+	if (!uo_rules.n)
+		return NULL;
+	for (i = 0; prefix[i]; i++)
+		link[n++] = prefix[i];
+	i = 0;
+	do {
+		digits[i++] = (char)('0' + fd % 10);
+		fd /= 10;
+	} while (fd);
+	while (i)
+		link[n++] = digits[--i];
+	link[n] = '\0';
+	/* A path longer than the buffer is cut, but rules are shorter than it. */
+	len = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+	path[len > 0 ? len : 0] = '\0';
+	kind = uo_rules_match(&uo_rules, path);
+	if (kind == UO_RULE_NEVER)
+		return "under a never rule of the config";
+	if (kind == UO_RULE_NONE && uo_config.only_always)
+		return "not under an always rule, and the config says enable = no";
+	return NULL;
+}
+
+/* Statistics: the bytes a stream moved since they were last counted. */
+static void uo_count_stream(struct uo_slot *s, uint64_t pending)
+{
+	uint64_t moved;
+
+	if (!uo_stats || s->st.state != UO_STREAM)
+		return;
+	moved = (s->st.next > s->counted_to ? s->st.next - s->counted_to : 0) + pending;
+	UO_STAT_ADD(bytes[s->st.dir], moved);
+	s->counted_to = s->st.next;
+}
+
+void uo_stats_open_streams(void)
+{
+	unsigned c, i;
+
+	for (c = 0; c < UO_FDTAB_MAX / UO_FDTAB_CHUNK; c++) {
+		struct uo_slot *chunk = atomic_load_explicit(&uo_fdtab_chunks[c],
+							     memory_order_acquire);
+
+		for (i = 0; chunk && i < UO_FDTAB_CHUNK; i++) {
+			struct uo_slot *s = &chunk[i];
+
+			if (s->st.state == UO_STREAM && uo_slot_lock(s)) {
+				uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
+									memory_order_relaxed));
+				uo_slot_unlock(s);
+			}
+		}
+	}
 }
 
 static void uo_trace_decision(int fd, const char *what, const char *detail)
@@ -135,12 +207,14 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	struct uo_event ev;
 	struct uo_advice adv;
 	const char *why;
+	uint64_t size;
 
 	ev.dir = (uint8_t)dir;
 	ev.len = len;
 	ev.flags = 0;
 	ev.cached = 0;
 	ev.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len;
+	uo_count_stream(s, 0);
 	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
 		off_t pos = lseek(fd, 0, SEEK_CUR);
@@ -157,6 +231,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	}
 	if (adv.flags & UO_ADV_PROMOTED) {
 		why = uo_classify(fd, s);
+		if (!why)
+			why = uo_path_rule(fd);
 		if (why) {
 			uo_ignore(&s->st);
 			uo_trace_decision(fd, "ignored", why);
@@ -169,20 +245,27 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 			return;
 		}
 		uo_trace_stream(fd, &s->st);
+		UO_STAT_ADD(streams[s->st.dir], 1);
+		UO_STAT_ADD(bytes[s->st.dir], s->st.next - s->st.run_start);
+		s->counted_to = s->st.next;
+		s->drops_counted = 0;
+		size = s->file.size;
 	} else if (uo_range_empty(adv.drop) && uo_range_empty(adv.flush)) {
 		goto probe;
-	} else if (!uo_same_file(fd, s)) {
+	} else if (!uo_same_file(fd, s, &size)) {
 		uo_slot_clear(s);
 		uo_trace_decision(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
-	uo_apply(fd, &adv);
+	uo_apply(fd, &adv, size, &s->drops_counted);
 probe:
 	if (!uo_range_empty(adv.probe)) {
 		ev.end = adv.probe.end;
 		ev.len = adv.probe.end - adv.probe.start;
 		ev.flags = (uint8_t)uo_probe(fd, adv.probe, uo_config.tuning.align, &ev.cached);
 		uo_observe(&s->st, &uo_config.tuning, &ev);
+		if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
+			UO_STAT_ADD(fallbacks, 1);
 		if (ev.flags == UO_EV_BLIND)
 			uo_trace_decision(fd, "reads spared",
 					  "what was cached before cannot be seen (not our file)");
@@ -199,7 +282,8 @@ probe:
 /* Blind read streams are read uncached, unless the kernel refused it for this one. */
 static void uo_update_uncached(int fd, struct uo_slot *s)
 {
-	bool want = s->st.state == UO_STREAM && s->st.dir == UO_READ && s->st.blind;
+	bool want = s->st.state == UO_STREAM && s->st.dir == UO_READ && s->st.blind &&
+		    !uo_config.dryrun;
 	uint32_t now = atomic_load_explicit(&s->uncached, memory_order_relaxed);
 
 	if (now != UO_UNCACHED_REFUSED && now != (want ? UO_UNCACHED_ON : UO_UNCACHED_OFF)) {
@@ -276,6 +360,7 @@ static void uo_tree_closing(int fd, struct uo_slot *s)
 	struct uo_file f;
 	struct timespec ts;
 	struct uo_range all = { 0, UO_EOF };
+	const char *why;
 	bool on;
 	int err;
 
@@ -298,12 +383,23 @@ static void uo_tree_closing(int fd, struct uo_slot *s)
 	}
 	if (!on || s->opened != UO_OPENED_COLD)
 		return;
-	err = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	why = uo_path_rule(fd);
+	if (why) {
+		uo_trace_decision(fd, "tree file left alone", why);
+		return;
+	}
+	err = uo_config.dryrun ? 0 : posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (err)
+		UO_STAT_ADD(advice_errors, 1);
+	else {
+		UO_STAT_ADD(tree_files, 1);
+		UO_STAT_ADD(dropped, f.size);
+	}
 	if (uo_tracing()) {
 		struct uo_line l;
 
 		uo_line_start(&l, fd);
-		uo_line_str(&l, "drop ");
+		uo_line_str(&l, uo_config.dryrun ? "dry run: would drop " : "drop ");
 		uo_line_range(&l, all);
 		uo_line_str(&l, err ? ": failed" : ": a file of the tree, cold when opened");
 		uo_line_trace(&l);
@@ -314,7 +410,10 @@ void uo_note_closing(int fd)
 {
 	struct uo_slot *s = uo_slot_peek(fd);
 	struct uo_advice adv;
+	uint64_t size;
 
+	if (UO_UNLIKELY(fd == uo_config.stats_fd) && uo_stats)
+		uo_stats_print();
 	if (!s)
 		return;
 	if (!uo_slot_lock(s)) {
@@ -323,9 +422,11 @@ void uo_note_closing(int fd)
 	}
 	if (uo_config.disabled) {
 		/* nothing */
-	} else if (s->st.state == UO_STREAM && uo_same_file(fd, s)) {
+	} else if (s->st.state == UO_STREAM && uo_same_file(fd, s, &size)) {
+		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
+							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
-		uo_apply(fd, &adv);
+		uo_apply(fd, &adv, size, &s->drops_counted);
 	} else {
 		uo_tree_closing(fd, s);
 	}
@@ -341,16 +442,44 @@ void uo_note_forget(int fd)
 		uo_slot_forget(s);
 }
 
-size_t uo_copy_window(int in, int out, size_t len)
+/* Would len bytes from 'at' (UO_UNKNOWN: the cursor) end past max_end? */
+static bool uo_copy_end_overflows(int fd, uint64_t at, uint64_t len, uint64_t max_end)
+{
+	if (at == UO_UNKNOWN) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+
+		if (pos < 0)
+			return true;	/* not ours to reason about: copy as asked */
+		at = (uint64_t)pos;
+	}
+	return at > max_end || len > max_end - at;
+}
+
+/*
+ * The kernel refuses a copy whose end would overflow an offset, however
+ * little it would have copied (copy_file_range: EOVERFLOW, sendfile:
+ * EINVAL); cut into windows, the same request would be accepted.  Such a
+ * request is made as asked.  cp's length (2^63 - 2^30) never wraps.
+ */
+size_t uo_copy_window(int in, uint64_t in_at, int out, uint64_t out_at, size_t len, int split)
 {
 	struct uo_file a, b;
+	int saved = errno;
+	size_t ret = len;
 
 	if (uo_config.disabled || len <= uo_config.tuning.window)
 		return len;
 	if (uo_fstat(in, &a) != 0 || !S_ISREG(a.mode))
-		return len;
+		goto out;
 	/* Overlap checks are made on the whole request; cutting it could change them. */
 	if (uo_fstat(out, &b) == 0 && a.dev == b.dev && a.ino == b.ino)
-		return len;
-	return uo_config.tuning.window;
+		goto out;
+	if (split == UO_SPLIT_SIGNED ? uo_copy_end_overflows(in, in_at, len, INT64_MAX) :
+	    uo_copy_end_overflows(in, in_at, len, UINT64_MAX) ||
+	    uo_copy_end_overflows(out, out_at, len, UINT64_MAX))
+		goto out;
+	ret = uo_config.tuning.window;
+out:
+	errno = saved;
+	return ret;
 }

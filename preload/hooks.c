@@ -44,6 +44,9 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #define UO_AT(off)	((off) < 0 ? UO_CURSOR : (uint64_t)(off))
 #define UO_AT_PTR(p)	((p) ? UO_AT(*(p)) : UO_CURSOR)
 #define UO_ONE(buf, n)	(&(struct iovec){ .iov_base = (buf), .iov_len = (n) })
+#define UO_LEN_UNKNOWN	SIZE_MAX
+/* Below -1, which preadv2 would take for the file position. */
+#define UO_POS(off)	((off) < 0 ? (off64_t)-2 : (off64_t)(off))
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
 
 /* libc's functions, and a getter that finds one if the constructor has not yet. */
@@ -99,10 +102,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	}
 
 static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     off64_t off, int flags, ssize_t *out);
+			     size_t len, off64_t off, int flags, ssize_t *out);
 
 /* A read, made uncached when the guard asked for it (see uo_read_uncached). */
-#define UO_READING(ret, name, params, args, fail, fd, at, bytes, iov, cnt, off, flags) \
+#define UO_READING(ret, name, params, args, fail, fd, at, bytes, iov, cnt, len, off, flags) \
 	UO_EXPORT ret name params						\
 	{									\
 		uint64_t uo_at = (at);						\
@@ -111,7 +114,7 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		UO_FN(name, fail)						\
 		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
 				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
-		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (off), (flags), &uo_ret)) \
+		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), (off), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if ((bytes) > 0)						\
 			uo_note_slot(uo_s, (fd), UO_READ, uo_at, (uint64_t)(bytes)); \
@@ -133,7 +136,8 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		if (split)							\
-			uo_len = uo_copy_window((in), (out), uo_want);		\
+			uo_len = uo_copy_window((in), UO_AT_PTR(in_at), (out),	\
+						UO_AT_PTR(out_at), uo_want, (split)); \
 		for (;;) {							\
 			uint64_t uo_in_at = UO_AT_PTR(in_at);			\
 			uint64_t uo_out_at = UO_AT_PTR(out_at);			\
@@ -254,21 +258,20 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
  * preadv2 with RWF_DONTCACHE: the same result as the program's own read
  * (offset -1 reads at and moves the file position), and the kernel keeps
  * what was cached before.  False when it does not apply (a short request,
- * a fortify check to run) or the kernel or filesystem refuse the flag;
- * then the program's own call is made, as nothing was read.
+ * a fortify check to run, a negative offset that is the kernel's error to
+ * give) or the kernel or filesystem refuse the flag; then the program's
+ * own call is made, as nothing was read.  A vector's lengths are not
+ * added up: the array is the program's memory, which may not be readable
+ * (the program's call then gets EFAULT, and so does ours), so vectors go
+ * uncached whatever their size.
  */
 static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     off64_t off, int flags, ssize_t *out)
+			     size_t len, off64_t off, int flags, ssize_t *out)
 {
 	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int) = uo_get_preadv64v2();
-	size_t total = 0;
-	int i, saved = errno;
+	int saved = errno;
 
-	if (!fn || cnt <= 0 || cnt > IOV_MAX || off < -1)
-		return false;
-	for (i = 0; i < cnt; i++)
-		total += iov[i].iov_len;
-	if (total < UO_UNCACHED_MIN)
+	if (!fn || cnt <= 0 || cnt > IOV_MAX || off < -1 || len < UO_UNCACHED_MIN)
 		return false;
 	*out = fn(fd, iov, cnt, off, flags | RWF_DONTCACHE);
 	if (*out < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
@@ -284,7 +287,8 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
  * a big file: start-up does the least it can.  libc's functions are found
  * the first time each is called, as the loader's own lazy binding would.
  */
-__attribute__((constructor(101))) static void uo_init(void)
+__attribute__((constructor(101))) static void uo_init(int argc, char **argv, char **envp)
 {
-	uo_config_load();
+	/* glibc passes main's arguments to constructors: argv names the program. */
+	uo_config_load(argc > 0 ? argv : NULL);
 }

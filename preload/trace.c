@@ -6,6 +6,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -61,6 +62,22 @@ void uo_line_start(struct uo_line *l, int fd)
 	}
 }
 
+/* Messages that already say what becomes of the value. */
+static bool uo_ends_ignored(const char *why)
+{
+	static const char tail[] = "ignored";
+	size_t n = 0, i;
+
+	while (why[n])
+		n++;
+	if (n < sizeof(tail) - 1)
+		return false;
+	for (i = 0; tail[i]; i++)
+		if (why[n - (sizeof(tail) - 1) + i] != tail[i])
+			return false;
+	return true;
+}
+
 static void uo_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
@@ -93,23 +110,97 @@ void uo_line_trace(struct uo_line *l)
 	syscall(SYS_close, fd);
 }
 
-void uo_warn(const char *what, const char *value, const char *why)
+/* A value from outside, shown safely: printable bytes only, cut short. */
+static void uo_line_safe(struct uo_line *l, const char *value, int most)
 {
-	struct uo_line l;
 	int shown = 0;
 
+	for (; *value && shown < most; value++, shown++)
+		uo_line_char(l, *value >= 0x20 && *value < 0x7f ? *value : '?');
+	if (*value)
+		uo_line_str(l, "...");
+}
+
+void uo_line_value(struct uo_line *l, const char *value)
+{
+	uo_line_safe(l, value, 40);
+}
+
+void uo_line_write(struct uo_line *l, int fd)
+{
+	l->buf[l->len++] = '\n';
+	uo_write_all(fd, l->buf, l->len);
+}
+
+/* "USEONCE_WINDOW=8x: not a size (try 32M); ignored" */
+void uo_warn(const char *what, const char *value, const char *why)
+{
+	int saved = errno;	/* warnings come from the constructor: leave errno as it was */
+	struct uo_line l;
+
 	l.len = 0;
-	uo_line_str(&l, "useonce: ignoring ");
+	uo_line_str(&l, "useonce: ");
 	uo_line_str(&l, what);
 	if (value) {
 		uo_line_str(&l, "=");
-		for (; *value && shown < 40; value++, shown++)
-			uo_line_char(&l, *value >= 0x20 && *value < 0x7f ? *value : '?');
-		if (*value)
-			uo_line_str(&l, "...");
+		uo_line_value(&l, value);
 	}
 	uo_line_str(&l, ": ");
 	uo_line_str(&l, why);
-	l.buf[l.len++] = '\n';
-	uo_write_all(STDERR_FILENO, l.buf, l.len);
+	if (!uo_ends_ignored(why))
+		uo_line_str(&l, "; ignored");
+	uo_line_write(&l, STDERR_FILENO);
+	errno = saved;
+}
+
+void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
+		const char *why)
+{
+	int saved = errno;
+	struct uo_line l;
+
+	l.len = 0;
+	uo_line_str(&l, "useonce: ");
+	uo_line_safe(&l, file, 200);
+	if (line) {
+		uo_line_str(&l, ":");
+		uo_line_num(&l, line);
+	}
+	uo_line_str(&l, ": ");
+	if (key) {
+		uo_line_value(&l, key);
+		if (value) {
+			uo_line_str(&l, " = ");
+			uo_line_value(&l, value);
+		}
+		uo_line_str(&l, ": ");
+	}
+	uo_line_str(&l, why);
+	if (line && !uo_ends_ignored(why))
+		uo_line_str(&l, "; ignored");
+	uo_line_write(&l, STDERR_FILENO);
+	errno = saved;
+}
+
+/* Binary units, one decimal: "0 B", "512 B", "1.5 GiB". */
+void uo_line_bytes(struct uo_line *l, uint64_t v)
+{
+	static const char units[][4] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned u = 0;
+	uint64_t unit = 1024;
+
+	if (v < 1024) {
+		uo_line_num(l, v);
+		uo_line_str(l, " B");
+		return;
+	}
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && v / unit >= 1024) {
+		unit <<= 10;
+		u++;
+	}
+	uo_line_num(l, v / unit);
+	uo_line_str(l, ".");
+	uo_line_num(l, (v % unit) * 10 / unit);
+	uo_line_str(l, " ");
+	uo_line_str(l, units[u]);
 }

@@ -13,8 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "useonce.h"
+#include "uo_conf.h"
 
 #define UO_LIKELY(x)	__builtin_expect(!!(x), 1)
 #define UO_UNLIKELY(x)	__builtin_expect(!!(x), 0)
@@ -62,6 +65,8 @@ struct uo_slot {
 	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
+	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */
+	uint64_t drops_counted;	/* statistics: its drops are counted up to here */
 };
 
 /* fdtab.c */
@@ -76,17 +81,49 @@ void uo_fdtab_forget_range(unsigned first, unsigned last);
 struct uo_config {
 	struct uo_tuning tuning;
 	bool disabled;
+	bool only_always;	/* enable = no: only files under an always rule are guarded */
+	bool dryrun;		/* decide as usual, give no advice */
 	int trace_fd;		/* -1: no trace to a descriptor */
 	char trace_path[256];	/* "": no trace to a file */
 	uint32_t reuse_s;	/* a file streamed again within this is left cached; 0: never */
 	char record_path[256];	/* the user's record of recent streams; "": none */
+	int stats_fd;		/* -1: no statistics to a descriptor */
+	char stats_path[256];	/* "": no statistics to a file */
 };
 extern struct uo_config uo_config;
-void uo_config_load(void);
+extern struct uo_rules uo_rules;	/* never/always rules of the config files */
+void uo_config_load(char *const *argv);
+const char *uo_program_name(void);	/* argv[0]'s basename, for the statistics */
+
+/*
+ * stats.c: what the guard did, counted only in the slow path (once per
+ * window, stream or advice), never in the hooks' fast path.  NULL unless
+ * USEONCE_STATS asked for them; a forked child starts from zero.
+ */
+struct uo_stats {
+	_Atomic uint64_t streams[2];	/* per uo_dir: descriptors that became streams */
+	_Atomic uint64_t bytes[2];	/* per uo_dir: bytes those streams moved */
+	_Atomic uint64_t dropped;	/* bytes advised out of the page cache */
+	_Atomic uint64_t spared;	/* bytes of drop ranges kept: cached before */
+	_Atomic uint64_t writeback;	/* bytes whose writeback was started early */
+	_Atomic uint64_t fallbacks;	/* streams whose cache could not be probed (blind, old kernel) */
+	_Atomic uint64_t advice_errors;	/* fadvise / sync_file_range failures */
+	_Atomic uint64_t tree_files;	/* small files of a tree dropped whole at close */
+	int32_t pid;		/* who mapped them; 0 in a forked child (wiped) */
+};
+extern struct uo_stats *uo_stats;
+void uo_stats_start(void);
+void uo_stats_print(void);	/* once: at exit, or when the program closes its descriptor */
+#define UO_STAT_ADD(field, v)							\
+	do {									\
+		if (UO_UNLIKELY(uo_stats != NULL))				\
+			atomic_fetch_add_explicit(&uo_stats->field, (uint64_t)(v), \
+						  memory_order_relaxed);		\
+	} while (0)
 
 /* trace.c: one line at a time, no malloc, no stdio, safe in signal handlers. */
 struct uo_line {
-	char buf[240];
+	char buf[320];
 	size_t len;
 };
 void uo_line_start(struct uo_line *l, int fd);
@@ -95,6 +132,12 @@ void uo_line_num(struct uo_line *l, uint64_t v);
 void uo_line_range(struct uo_line *l, struct uo_range r);
 void uo_line_trace(struct uo_line *l);
 void uo_warn(const char *what, const char *value, const char *why);
+/* "useonce: FILE:LINE: KEY = VALUE: why; ignored" (line 0: the file as a whole). */
+void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
+		const char *why);
+void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
+void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
+void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */
 static inline bool uo_tracing(void)
 {
 	return uo_config.trace_fd >= 0 || uo_config.trace_path[0];
@@ -106,8 +149,44 @@ void uo_note_closing(int fd);
 void uo_note_forget(int fd);
 void uo_note_opened(int fd);
 extern _Atomic bool uo_tree_on;	/* the process is streaming a tree of files */
-size_t uo_copy_window(int in, int out, size_t len);
+/* How a copy may be cut: the kernel refuses one whose end overflows an offset. */
+#define UO_SPLIT_NONE	0	/* never cut */
+#define UO_SPLIT_WRAP	1	/* refused when either offset + length wraps 2^64 (copy_file_range) */
+#define UO_SPLIT_SIGNED	2	/* refused when the input offset + length passes 2^63 - 1 (sendfile) */
+size_t uo_copy_window(int in, uint64_t in_at, int out, uint64_t out_at, size_t len, int split);
+void uo_stats_open_streams(void);	/* count what streams still open have moved */
 int uo_stdio_fd(FILE *fp);
+
+/*
+ * A system call without libc: returns the result, or -errno.  The
+ * constructor runs in every process started, and the first call of libc's
+ * syscall() there cost each one a symbol lookup (2,000 instructions, more
+ * than the rest of the constructor).
+ */
+static inline long uo_sys(long n, long a, long b, long c, long d)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+#else
+	long ret = syscall(n, a, b, c, d);
+
+	return ret < 0 ? -errno : ret;
+#endif
+}
 
 /* sys.c: system calls made without libc's versioned wrappers. */
 int uo_fstat(int fd, struct uo_file *f);
@@ -117,7 +196,11 @@ int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags);
 bool uo_record_streamed_again(const struct uo_file *f);
 
 /* advise.c: the only place that gives the kernel advice. */
-void uo_apply(int fd, const struct uo_advice *adv);
+/*
+ * 'size': the file's size, to count advice that runs to end of file;
+ * 'counted': statistics of drops are counted up to there.
+ */
+void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted);
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 int64_t uo_cached_pages(int fd);
 

@@ -3,10 +3,12 @@
  *
  *	useonce [options] [--] COMMAND [ARGS...]
  *
- * The library is looked for next to this program first (a build tree, or
- * BINDIR/../lib), then in the LIBDIR it was built for.  Options become the
- * USEONCE_* variables the library reads; any LD_PRELOAD already set is kept,
- * after ours.
+ * Options become the USEONCE_* variables the library reads, so the command
+ * line overrides the environment, which overrides the config files.  Values
+ * are checked here, by the library's rules, so a typo is a usage error
+ * (status 2) before anything runs rather than one warning per process once
+ * it does.  The library is put first in LD_PRELOAD, unless one is there
+ * already; then COMMAND is exec'ed, so its exit status is ours.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,9 +16,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "useonce.h"
@@ -24,94 +29,316 @@
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
 #endif
+#ifndef UO_BINDIR
+#define UO_BINDIR "/usr/local/bin"
+#endif
 #define UO_LIBNAME "libuseonce.so"
 
-static const char *uo_prog = "useonce";
+/* Not in useonce.h before the config file and stats came. */
+#ifndef USEONCE_ENV_STATS
+#define USEONCE_ENV_STATS "USEONCE_STATS"
+#endif
+#ifndef USEONCE_ENV_DRYRUN
+#define USEONCE_ENV_DRYRUN "USEONCE_DRYRUN"
+#endif
+#ifndef USEONCE_ENV_CONFIG
+#define USEONCE_ENV_CONFIG "USEONCE_CONFIG"
+#endif
 
+/* Exit statuses of our own, as env(1), nice(1) and the shells use them. */
+#define UO_EXIT_USAGE		2
+#define UO_EXIT_CANNOT_RUN	126
+#define UO_EXIT_NOT_FOUND	127
+
+/* The library refuses sizes outside these (preload/config.c). */
+#define UO_SIZE_MIN	USEONCE_ALIGN
+#define UO_SIZE_MAX	(1ULL << 50)
+
+__attribute__((format(printf, 2, 3), noreturn))
 static void uo_die(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", uo_prog);
+	fputs("useonce: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (status == UO_EXIT_USAGE)
+		fputs("Try 'useonce --help'.\n", stderr);
 	exit(status);
 }
 
-static void uo_usage(FILE *out)
+static void uo_usage(void)
 {
-	fprintf(out,
-		"Usage: %s [options] [--] COMMAND [ARGS...]\n"
-		"Run COMMAND with libuseonce preloaded, so that its big sequential reads and\n"
-		"writes do not push everyone else's data out of the page cache.\n"
-		"\n"
-		"  -t, --threshold SIZE  sequential bytes before a file counts as a stream (32M)\n"
-		"  -w, --window SIZE     bytes between two drops behind the stream (8M)\n"
-		"  -g, --guard WHICH     read, write or both (both)\n"
-		"  -r, --reuse SECONDS   a file streamed again within this stays cached (600; 0: off)\n"
-		"  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
-		"  -n, --disable         run with the library loaded but passive\n"
-		"  -h, --help            show this help\n"
-		"  -V, --version         show the version\n"
-		"\n"
-		"SIZE takes K, M, G suffixes (binary).  Exit status is COMMAND's, 127 if it\n"
-		"cannot be run, 2 for a usage error.\n",
-		uo_prog);
+	fputs("Usage: useonce [options] [--] COMMAND [ARGS...]\n"
+	      "Run COMMAND with libuseonce preloaded, so that its big sequential reads and\n"
+	      "writes do not push everyone else's data out of the page cache.\n"
+	      "\n"
+	      "  -t, --threshold SIZE  sequential bytes before a file counts as a stream (32M)\n"
+	      "  -w, --window SIZE     bytes between two drops behind the stream (8M)\n"
+	      "  -g, --guard WHICH     read, write or both (both)\n"
+	      "      --read-only       guard reads only (= --guard read)\n"
+	      "      --write-only      guard writes only (= --guard write)\n"
+	      "  -r, --reuse SECONDS   a file streamed again within this stays cached\n"
+	      "                        (600; also 90s, 10m, 2h; 0: off)\n"
+	      "  -s, --stats[=DEST]    one summary line per process at exit, to stderr\n"
+	      "                        (the default), a descriptor number or a file\n"
+	      "  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
+	      "  -N, --dry-run         decide as usual but drop nothing; with --stats\n"
+	      "                        (to stderr unless given) says what would have gone\n"
+	      "  -c, --config FILE     read FILE instead of the user's config file\n"
+	      "  -n, --disable         run with the library loaded but passive\n"
+	      "  -h, --help            show this help\n"
+	      "  -V, --version         show the version and the library that would be used\n"
+	      "\n"
+	      "SIZE takes K, M, G, T suffixes (binary), at least 2M.  A file name given as\n"
+	      "DEST or FILE is made absolute.  Options after COMMAND are COMMAND's.\n"
+	      "Exit status: COMMAND's; 126 if it cannot be executed, 127 if it is not found\n"
+	      "(or the library is not), 2 for a usage error.  See useonce(1), libuseonce(7).\n",
+	      stdout);
 }
 
-/* Next to us (build tree), ../lib beside our bindir, then the configured LIBDIR. */
-static int uo_find_library(char *out, size_t size)
+/* "8M", "8MiB", "8388608", "1g": binary multiples, as the library reads them. */
+static bool uo_parse_size(const char *s, uint64_t *out)
 {
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	case 't': case 'T': shift = 40; p++; break;
+	}
+	if (shift && *p == 'i')
+		p++;
+	if (*p == 'B' || (shift && *p == 'b'))
+		p++;
+	if (*p || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+static void uo_check_size(const char *opt, const char *s)
+{
+	uint64_t v;
+
+	if (!uo_parse_size(s, &v))
+		uo_die(UO_EXIT_USAGE, "%s '%s': not a size (try 32M)", opt, s);
+	if (v < UO_SIZE_MIN || v > UO_SIZE_MAX)
+		uo_die(UO_EXIT_USAGE, "%s '%s': out of range (2M..1P)", opt, s);
+}
+
+/* "600", "90s", "10m", "2h". */
+static void uo_check_reuse(const char *s)
+{
+	const char *p = s;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (p == s || p - s > 9 || (*p && (!strchr("smh", *p) || p[1])))
+		uo_die(UO_EXIT_USAGE, "--reuse '%s': expected seconds (600, 90s, 10m, 2h; 0: off)",
+		       s);
+}
+
+static void uo_check_guard(const char *s)
+{
+	if (strcmp(s, "read") && strcmp(s, "write") && strcmp(s, "both"))
+		uo_die(UO_EXIT_USAGE, "--guard '%s': expected read, write or both", s);
+}
+
+static bool uo_all_digits(const char *s)
+{
+	return *s && s[strspn(s, "0123456789")] == '\0';
+}
+
+/*
+ * A file name for the library, which wants it absolute: the command may
+ * change directory, and so may every process it starts.  Returns a string
+ * that lives until exit.
+ */
+static const char *uo_absolute(const char *opt, const char *s)
+{
+	char cwd[PATH_MAX], *out;
+	size_t len;
+
+	if (s[0] == '/')
+		return s;
+	if (!getcwd(cwd, sizeof(cwd)))
+		uo_die(UO_EXIT_USAGE, "%s '%s': cannot make it absolute: %s", opt, s,
+		       strerror(errno));
+	len = strlen(cwd) + strlen(s) + 2;
+	out = malloc(len);
+	if (!out)
+		uo_die(UO_EXIT_USAGE, "out of memory");
+	snprintf(out, len, "%s/%s", cwd, s);
+	return out;
+}
+
+/* stderr, a descriptor number, or a file (made absolute). */
+static const char *uo_check_dest(const char *opt, const char *s)
+{
+	if (!*s)
+		uo_die(UO_EXIT_USAGE, "%s: empty destination (stderr, a descriptor or a file)", opt);
+	if (!strcmp(s, "stderr") || uo_all_digits(s))
+		return s;
+	return uo_absolute(opt, s);
+}
+
+static const char *uo_check_config(const char *s)
+{
+	struct stat st;
+
+	if (!*s)
+		uo_die(UO_EXIT_USAGE, "--config: empty file name");
+	if (stat(s, &st) != 0 || access(s, R_OK) != 0)
+		uo_die(UO_EXIT_USAGE, "--config '%s': %s", s, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		uo_die(UO_EXIT_USAGE, "--config '%s': %s", s, strerror(EISDIR));
+	return uo_absolute("--config", s);
+}
+
+/* Try dir/rel/libuseonce.so; out receives it, without "..", for LD_PRELOAD's readers. */
+static bool uo_try_library(char *out, size_t size, const char *dir, const char *rel)
+{
+	char path[PATH_MAX];
+	int len = snprintf(path, sizeof(path), "%s%s/" UO_LIBNAME, dir, rel);
+
+	if (len <= 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+		return false;
+	if (size < PATH_MAX || !realpath(path, out))
+		snprintf(out, size, "%s", path);
+	return true;
+}
+
+/*
+ * Where the library is, in this order:
+ *  1. next to this program: a build tree;
+ *  2. ROOT/LIBDIR when this program is ROOT/BINDIR: a tree installed with
+ *     DESTDIR=ROOT, used before it is moved into place (plain ROOT is "",
+ *     and this is the LIBDIR we were built for);
+ *  3. ../lib beside our directory: a prefix moved elsewhere as a whole;
+ *  4. the LIBDIR we were built for.
+ * Returns false, out holding the last place tried, if none has it.
+ */
+static bool uo_find_library(char *out, size_t size)
+{
+	static const char bindir[] = UO_BINDIR;
 	char self[PATH_MAX], *slash;
-	const char *candidates[] = { "%s/" UO_LIBNAME, "%s/../lib/" UO_LIBNAME };
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	size_t i;
+	size_t blen = strlen(bindir), slen;
 
 	if (n > 0) {
 		self[n] = '\0';
 		slash = strrchr(self, '/');
 		if (slash)
 			*slash = '\0';
-		for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-			int len = snprintf(out, size, candidates[i], self);
+		slen = strlen(self);
+		if (uo_try_library(out, size, self, ""))
+			return true;
+		if (slen >= blen && !strcmp(self + slen - blen, bindir)) {
+			char root[PATH_MAX];
 
-			if (len > 0 && (size_t)len < size && access(out, R_OK) == 0)
-				return 0;
+			snprintf(root, sizeof(root), "%.*s", (int)(slen - blen), self);
+			if (uo_try_library(out, size, root, UO_LIBDIR))
+				return true;
 		}
+		if (uo_try_library(out, size, self, "/../lib"))
+			return true;
 	}
-	snprintf(out, size, "%s/%s", UO_LIBDIR, UO_LIBNAME);
-	return access(out, R_OK) == 0 ? 0 : -1;
+	return uo_try_library(out, size, UO_LIBDIR, "");
 }
 
 static void uo_setenv(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) != 0)
-		uo_die(2, "cannot set %s: %s", name, strerror(errno));
+		uo_die(UO_EXIT_NOT_FOUND, "cannot set %s: %s", name, strerror(errno));
 }
 
+/* An LD_PRELOAD entry that loads a libuseonce already (ours, or another copy). */
+static bool uo_is_ours(const char *entry, size_t len, const struct stat *lib)
+{
+	char path[PATH_MAX];
+	const char *base;
+	struct stat st;
+
+	if (len == 0 || len >= sizeof(path))
+		return false;
+	memcpy(path, entry, len);
+	path[len] = '\0';
+	base = strrchr(path, '/');
+	/* A bare name is searched for by the loader; a path that is not there loads nothing. */
+	if (!base)
+		return !strcmp(path, UO_LIBNAME);
+	if (stat(path, &st) != 0)
+		return false;
+	return !strcmp(base + 1, UO_LIBNAME) ||
+	       (st.st_dev == lib->st_dev && st.st_ino == lib->st_ino);
+}
+
+/*
+ * The library goes first: its hooks then see the calls before any other
+ * preloaded object's.  Two copies would guard every call twice, so an
+ * LD_PRELOAD that has one already is left as it is.
+ */
 static void uo_preload(const char *lib)
 {
-	const char *old = getenv("LD_PRELOAD");
+	const char *old = getenv("LD_PRELOAD"), *p;
+	struct stat st;
 	char *value;
 	size_t len;
 
 	/* The loader splits LD_PRELOAD on spaces and colons. */
 	if (strpbrk(lib, " :"))
-		uo_die(127, "cannot preload %s: its path contains a space or a colon", lib);
-	if (!old || !*old) {
+		uo_die(UO_EXIT_NOT_FOUND, "cannot preload %s: its path has a space or a colon", lib);
+	if (stat(lib, &st) != 0)
+		uo_die(UO_EXIT_NOT_FOUND, "cannot preload %s: %s", lib, strerror(errno));
+	if (!old || !old[strspn(old, " :")]) {
 		uo_setenv("LD_PRELOAD", lib);
 		return;
+	}
+	for (p = old; *p; ) {
+		size_t n = strcspn(p, " :");
+
+		if (uo_is_ours(p, n, &st))
+			return;
+		p += n;
+		p += strspn(p, " :");
 	}
 	len = strlen(lib) + strlen(old) + 2;
 	value = malloc(len);
 	if (!value)
-		uo_die(127, "out of memory");
+		uo_die(UO_EXIT_NOT_FOUND, "out of memory");
 	snprintf(value, len, "%s:%s", lib, old);
 	uo_setenv("LD_PRELOAD", value);
 	free(value);
 }
+
+static void uo_version(void)
+{
+	char lib[PATH_MAX];
+
+	printf("useonce %s\n", USEONCE_VERSION);
+	if (uo_find_library(lib, sizeof(lib)))
+		printf("library: %s\n", lib);
+	else
+		printf("library: not found (not next to this program, nor in %s)\n", UO_LIBDIR);
+}
+
+enum {
+	UO_OPT_READ_ONLY = 256,
+	UO_OPT_WRITE_ONLY,
+};
 
 int main(int argc, char **argv)
 {
@@ -119,45 +346,107 @@ int main(int argc, char **argv)
 		{ "threshold", required_argument, NULL, 't' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "guard", required_argument, NULL, 'g' },
+		{ "read-only", no_argument, NULL, UO_OPT_READ_ONLY },
+		{ "write-only", no_argument, NULL, UO_OPT_WRITE_ONLY },
 		{ "reuse", required_argument, NULL, 'r' },
+		{ "stats", optional_argument, NULL, 's' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "dry-run", no_argument, NULL, 'N' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "disable", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool dry_run = false, stats = false;
 	char lib[PATH_MAX];
 	int c;
 
-	if (argv[0] && strrchr(argv[0], '/'))
-		uo_prog = strrchr(argv[0], '/') + 1;
-	else if (argv[0] && argv[0][0])
-		uo_prog = argv[0];
+	/*
+	 * '+': stop at the first non-option, which is the command, so its own
+	 * options stay its own.  ':': we say what is wrong, as "useonce: ...".
+	 */
+	opterr = 0;
+	for (;;) {
+		/* The word getopt reads: still this one if it fails inside "-nx". */
+		int word = optind;
 
-	/* '+': stop at the first non-option, which is the command. */
-	while ((c = getopt_long(argc, argv, "+t:w:g:r:T:nhV", options, NULL)) != -1) {
+		c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhV", options, NULL);
+		if (c == -1)
+			break;
 		switch (c) {
-		case 't': uo_setenv(USEONCE_ENV_THRESHOLD, optarg); break;
-		case 'w': uo_setenv(USEONCE_ENV_WINDOW, optarg); break;
-		case 'g': uo_setenv(USEONCE_ENV_GUARD, optarg); break;
-		case 'r': uo_setenv(USEONCE_ENV_REUSE, optarg); break;
-		case 'T': uo_setenv(USEONCE_ENV_TRACE, optarg); break;
-		case 'n': uo_setenv(USEONCE_ENV_DISABLE, "1"); break;
-		case 'h': uo_usage(stdout); return 0;
-		case 'V': printf("useonce %s\n", USEONCE_VERSION); return 0;
+		case 't':
+			uo_check_size("--threshold", optarg);
+			uo_setenv(USEONCE_ENV_THRESHOLD, optarg);
+			break;
+		case 'w':
+			uo_check_size("--window", optarg);
+			uo_setenv(USEONCE_ENV_WINDOW, optarg);
+			break;
+		case 'g':
+			uo_check_guard(optarg);
+			uo_setenv(USEONCE_ENV_GUARD, optarg);
+			break;
+		case UO_OPT_READ_ONLY:
+			uo_setenv(USEONCE_ENV_GUARD, "read");
+			break;
+		case UO_OPT_WRITE_ONLY:
+			uo_setenv(USEONCE_ENV_GUARD, "write");
+			break;
+		case 'r':
+			uo_check_reuse(optarg);
+			uo_setenv(USEONCE_ENV_REUSE, optarg);
+			break;
+		case 's':
+			uo_setenv(USEONCE_ENV_STATS,
+				  optarg ? uo_check_dest("--stats", optarg) : "stderr");
+			stats = true;
+			break;
+		case 'T':
+			uo_setenv(USEONCE_ENV_TRACE, uo_check_dest("--trace", optarg));
+			break;
+		case 'N':
+			dry_run = true;
+			break;
+		case 'c':
+			uo_setenv(USEONCE_ENV_CONFIG, uo_check_config(optarg));
+			break;
+		case 'n':
+			uo_setenv(USEONCE_ENV_DISABLE, "1");
+			break;
+		case 'h':
+			uo_usage();
+			return 0;
+		case 'V':
+			uo_version();
+			return 0;
+		case ':':
+			if (!strncmp(argv[word], "--", 2))
+				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[word]);
+			uo_die(UO_EXIT_USAGE, "option -%c needs a value", optopt);
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", uo_prog);
-			return 2;
+			/* optopt: 0 for an unknown long option, its value for one given a value. */
+			if (strncmp(argv[word], "--", 2))
+				uo_die(UO_EXIT_USAGE, "unknown option -%c", optopt);
+			if (optopt)
+				uo_die(UO_EXIT_USAGE, "option %s takes no value", argv[word]);
+			uo_die(UO_EXIT_USAGE, "unknown option %s", argv[word]);
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "%s: no command given\nTry '%s --help'.\n", uo_prog, uo_prog);
-		return 2;
+	if (optind >= argc)
+		uo_die(UO_EXIT_USAGE, "no command given");
+	if (dry_run) {
+		uo_setenv(USEONCE_ENV_DRYRUN, "1");
+		/* A dry run that says nothing is no use; stats the user set win. */
+		if (!stats && !getenv(USEONCE_ENV_STATS))
+			uo_setenv(USEONCE_ENV_STATS, "stderr");
 	}
-	if (uo_find_library(lib, sizeof(lib)) != 0)
-		uo_die(127, "cannot find %s next to this program or in %s", UO_LIBNAME, UO_LIBDIR);
+	if (!uo_find_library(lib, sizeof(lib)))
+		uo_die(UO_EXIT_NOT_FOUND, "cannot find " UO_LIBNAME " next to this program nor in %s",
+		       UO_LIBDIR);
 	uo_preload(lib);
+	fflush(stdout);
 	execvp(argv[optind], &argv[optind]);
-	uo_die(errno == ENOENT ? 127 : 126, "cannot run %s: %s", argv[optind], strerror(errno));
-	return 127;
+	uo_die(errno == ENOENT || errno == ENOTDIR ? UO_EXIT_NOT_FOUND : UO_EXIT_CANNOT_RUN,
+	       "cannot run %s: %s", argv[optind], strerror(errno));
 }

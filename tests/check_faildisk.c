@@ -7,7 +7,10 @@
  * A disk that fails on writeback: an ext4 filesystem on a loop device
  * whose backing file sits on a tmpfs too small for it.  A full disk: an
  * ext4 filesystem of 64 MiB.  Each case runs a program without and with
- * the library on a fresh filesystem and compares what it was told.
+ * the library on a fresh filesystem and compares what it was told: fsync,
+ * fdatasync, close followed by an fsync through a new descriptor (the
+ * library waits for writeback while closing, and must leave the error to
+ * whoever asks next), and dd's exit status and message.
  *
  * Needs root (mount, losetup); skips with one line otherwise.  Everything
  * is unmounted and detached after each case, and at exit.
@@ -143,11 +146,12 @@ static void compare(const char *name, enum disk_kind kind, const char *const *ar
 	printf("faildisk: %s with (%s):\n%s", name, uot_status_str(b->s1), b->with);
 }
 
-/* write_fsync on the disk: write MIB MiB, fsync, close, and report each. */
-static void write_fsync(const char *name, enum disk_kind kind, const char *mib, struct both *b)
+/* write_fsync on the disk: write MIB MiB, sync HOW, close, and report each. */
+static void write_fsync(const char *name, enum disk_kind kind, const char *mib, const char *how,
+			struct both *b)
 {
 	char helper[600], file[600];
-	const char *argv[] = { helper, file, mib, NULL };
+	const char *argv[] = { helper, file, mib, how, NULL };
 
 	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
 	snprintf(file, sizeof(file), "%s/f", d.mnt);
@@ -161,11 +165,47 @@ START_TEST(test_failing_disk_fsync_reports_error)
 
 	if (skipped())
 		return;
-	write_fsync("write+fsync", DISK_FAILING, "120", &b);
+	write_fsync("write+fsync", DISK_FAILING, "120", "fsync", &b);
 	ck_assert_msg(!uot_exited_ok(b.s0), "the disk did not fail without the library: "
 		      "this test cannot tell anything");
 	ck_assert_msg(!uot_exited_ok(b.s1), "with the library the program was told all went well "
 		      "on a failing disk:\n%s", b.with);
+	ck_assert_str_eq(b.with, b.without);
+}
+END_TEST
+
+/* fdatasync(2) gets the same error as fsync. */
+START_TEST(test_failing_disk_fdatasync_reports_error)
+{
+	struct both b;
+
+	if (skipped())
+		return;
+	write_fsync("write+fdatasync", DISK_FAILING, "120", "fdatasync", &b);
+	ck_assert_msg(strstr(b.without, "fdatasync -1") != NULL,
+		      "fdatasync did not fail without the library: this test cannot tell anything");
+	ck_assert_msg(strstr(b.with, "fdatasync -1") != NULL, "with the library fdatasync "
+		      "returned success on a failing disk:\n%s", b.with);
+	ck_assert_str_eq(b.with, b.without);
+}
+END_TEST
+
+/*
+ * No sync before close: the library writes the stream's tail and waits for
+ * it while closing.  The error no one has seen must still be there for the
+ * next descriptor's fsync, and close itself must say what it says without.
+ */
+START_TEST(test_failing_disk_error_survives_close)
+{
+	struct both b;
+
+	if (skipped())
+		return;
+	write_fsync("write, close, reopen+fsync", DISK_FAILING, "120", "reopen", &b);
+	ck_assert_msg(strstr(b.without, "fsync -1") != NULL, "the error did not reach a "
+		      "descriptor opened after close, without the library: nothing to compare");
+	ck_assert_msg(strstr(b.with, "fsync -1") != NULL, "the library's close consumed the "
+		      "writeback error:\n%s", b.with);
 	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
@@ -196,8 +236,41 @@ START_TEST(test_full_disk_enospc)
 
 	if (skipped())
 		return;
-	write_fsync("full disk", DISK_SMALL, "100", &b);
+	write_fsync("full disk", DISK_SMALL, "100", "fsync", &b);
 	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
+	ck_assert_str_eq(b.with, b.without);
+}
+END_TEST
+
+/* A full filesystem, fdatasync, and an fsync through a descriptor opened after close. */
+START_TEST(test_full_disk_syncs)
+{
+	struct both b;
+
+	if (skipped())
+		return;
+	write_fsync("full disk, fdatasync", DISK_SMALL, "100", "fdatasync", &b);
+	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
+	ck_assert_str_eq(b.with, b.without);
+	write_fsync("full disk, reopen+fsync", DISK_SMALL, "100", "reopen", &b);
+	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
+	ck_assert_str_eq(b.with, b.without);
+}
+END_TEST
+
+/* dd on a full filesystem: its exit status and message must not change. */
+START_TEST(test_full_disk_dd)
+{
+	char of[600];
+	const char *argv[] = { "sh", "-c", "dd if=/dev/zero of=\"$0\" bs=1M count=100 "
+			       "conv=fsync status=none 2>&1; echo \"dd exit $?\"", of, NULL };
+	struct both b;
+
+	if (skipped())
+		return;
+	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
+	compare("dd to a full disk", DISK_SMALL, argv, &b);
+	ck_assert_msg(strstr(b.without, "No space left") != NULL, "dd filled a 64 MiB disk?");
 	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
@@ -246,8 +319,12 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, NULL, disk_down);
 	tcase_add_test(tc, test_failing_disk_fsync_reports_error);
+	tcase_add_test(tc, test_failing_disk_fdatasync_reports_error);
+	tcase_add_test(tc, test_failing_disk_error_survives_close);
 	tcase_add_test(tc, test_failing_disk_dd_conv_fsync);
 	tcase_add_test(tc, test_full_disk_enospc);
+	tcase_add_test(tc, test_full_disk_syncs);
+	tcase_add_test(tc, test_full_disk_dd);
 	suite_add_tcase(s, tc);
 	/* In-process, so a failed assertion still unmounts (the fixture's teardown runs). */
 	return uot_check_run(s, true);

@@ -10,6 +10,26 @@ command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v nm >/dev/null 2>&1 || missing="$missing binutils"
 command -v fincore >/dev/null 2>&1 || missing="$missing util-linux"
+# check_cli: man pages rendered without warnings, the .desktop example
+# validated, the Debian package built.
+command -v man >/dev/null 2>&1 || missing="$missing man-db"
+command -v groff >/dev/null 2>&1 || missing="$missing groff-base"
+command -v desktop-file-validate >/dev/null 2>&1 || missing="$missing desktop-file-utils"
+command -v dpkg-buildpackage >/dev/null 2>&1 || missing="$missing dpkg-dev"
+command -v dh >/dev/null 2>&1 || missing="$missing debhelper"
+# The config parsers' fuzz target (tests/fuzz): clang and its libFuzzer runtime.
+if ! command -v clang >/dev/null 2>&1; then
+	missing="$missing clang libclang-rt-dev"
+elif [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a" ]; then
+	missing="$missing libclang-rt-dev"
+fi
+# The whole-session battery (check_session) runs these everyday programs.
+for tool in git zstd rsync sqlite3 gzip; do
+	command -v $tool >/dev/null 2>&1 || missing="$missing $tool"
+done
+# check_oddfds mounts a FUSE filesystem (bindfs brings fuse3's fusermount3).
+command -v bindfs >/dev/null 2>&1 || missing="$missing bindfs"
+# check_life watches a posix_spawn child with strace -f.
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
 [ -z "$missing" ] && exit 0
 

@@ -12,7 +12,47 @@ $(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) pre
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ \
-		$< $(TESTLIB) preload/policy.c $(LDFLAGS) $(CHECK_LIBS)
+		$< $(TESTLIB) preload/policy.c $(TEST_EXTRA) $(LDFLAGS) $(CHECK_LIBS)
+
+# check_config unit-tests the config parser itself.
+$(B)/tests/check_config: preload/conffile.c
+$(B)/tests/check_config: TEST_EXTRA = preload/conffile.c
+
+# The system config file is tested with a library that looks for it in the
+# build directory: tests never write /etc.
+TEST_SYSCONFDIR = $(abspath $(B))/test-etc
+TEST_SYSCONF_OBJS = $(LIB_SRCS:preload/%.c=$(B)/test-sysconf/obj/%.o)
+
+$(B)/test-sysconf/obj/%.o: preload/%.c $(HDRS) tests/tests.mk
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -DUO_SYSCONFDIR='"$(TEST_SYSCONFDIR)"' $(CFLAGS) -c -o $@ $<
+
+$(B)/test-sysconf/libuseonce.so: $(TEST_SYSCONF_OBJS) $(B)/libuseonce.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -nostartfiles $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
+		-Wl,-soname,libuseonce.so -o $@ $(TEST_SYSCONF_OBJS) -Wl,--as-needed -ldl
+	@mkdir -p $(TEST_SYSCONFDIR)
+
+# libFuzzer over the config and environment parsers (clang).  `make fuzz`
+# runs it for FUZZ_SECONDS; `make check` replays the kept corpus.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_FLAGS    = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+
+$(B)/fuzz/fuzz_config: tests/fuzz/fuzz_config.c preload/conffile.c preload/uo_conf.h include/useonce.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $@")
+	$(Q)$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload $(FUZZ_FLAGS) -o $@ \
+		tests/fuzz/fuzz_config.c preload/conffile.c
+
+fuzz: $(B)/fuzz/fuzz_config
+	@mkdir -p $(B)/fuzz/corpus
+	$(Q)$(B)/fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		-dict=tests/fuzz/config.dict $(B)/fuzz/corpus tests/fuzz/corpus
+
+fuzz-replay:
+	$(Q)tests/fuzz/replay.sh $(B) "$(FUZZ_CC)"
 
 $(B)/tests/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
@@ -32,10 +72,11 @@ include tests/sanitize.mk
 test-deps:
 	$(Q)tests/install-deps.sh
 
-tests: all $(TEST_BINS) $(TEST_HELPERS)
+tests: all $(TEST_BINS) $(TEST_HELPERS) $(B)/test-sysconf/libuseonce.so
 
 check: test-deps
 	$(Q)$(MAKE) --no-print-directory tests san-tests
+	$(Q)$(MAKE) --no-print-directory fuzz-replay
 	$(Q)tests/run-tests.sh $(B) $(TEST_BINS) $(SAN_RUN_ARGS)
 
-.PHONY: test-deps tests check
+.PHONY: test-deps tests check fuzz fuzz-replay

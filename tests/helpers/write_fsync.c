@@ -1,10 +1,16 @@
 /*
- * write_fsync FILE MIB: writes MIB MiB to FILE in 1 MiB write(2) calls,
- * then fsync(2) and close(2), and prints what each step returned:
+ * write_fsync FILE MIB [HOW]: writes MIB MiB to FILE in 1 MiB write(2)
+ * calls, then syncs and closes it, and prints what each step returned:
  *
  *	write 96 ok
  *	fsync -1 EIO
  *	close 0 ok
+ *
+ * HOW is fsync (the default) or fdatasync; or reopen: close without a
+ * sync, then open the file again and fsync that descriptor.  An error no
+ * one has seen yet is reported to a descriptor opened after it, so a
+ * library that consumed it while closing (waiting on writeback the wrong
+ * way) shows here as an fsync that succeeds.
  *
  * Exit status 0 only if every step succeeded.  The failing-disk tests
  * compare this report with and without libuseonce: an error the kernel
@@ -37,8 +43,11 @@ int main(int argc, char **argv)
 	long mib, done = 0;
 	int fd, err = 0, ret, failed = 0;
 
-	if (argc != 3 || (mib = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: write_fsync FILE MIB\n");
+	const char *how = argc > 3 ? argv[3] : "fsync";
+
+	if (argc < 3 || argc > 4 || (mib = atol(argv[2])) <= 0 || (strcmp(how, "fsync") &&
+	    strcmp(how, "fdatasync") && strcmp(how, "reopen"))) {
+		fprintf(stderr, "usage: write_fsync FILE MIB [fsync|fdatasync|reopen]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -57,9 +66,20 @@ int main(int argc, char **argv)
 	}
 	printf("write %ld %s\n", done, name(err));
 	failed |= err != 0;
+	if (!strcmp(how, "reopen")) {
+		errno = 0;
+		ret = close(fd);
+		printf("close %d %s\n", ret, name(ret ? errno : 0));
+		failed |= ret != 0;
+		fd = open(argv[1], O_WRONLY);
+		if (fd < 0) {
+			printf("reopen -1 %s\n", name(errno));
+			return 1;
+		}
+	}
 	errno = 0;
-	ret = fsync(fd);
-	printf("fsync %d %s\n", ret, name(ret ? errno : 0));
+	ret = !strcmp(how, "fdatasync") ? fdatasync(fd) : fsync(fd);
+	printf("%s %d %s\n", how[0] == 'r' ? "fsync" : how, ret, name(ret ? errno : 0));
 	failed |= ret != 0;
 	errno = 0;
 	ret = close(fd);

@@ -1,0 +1,1147 @@
+/*
+ * Configuration: the config file parser on its own (settings, sections,
+ * path rules, malformed lines), then real programs under the library:
+ * precedence of the system file, the user's file and the environment,
+ * [program] sections, never/always rules, statistics, dry run, and bad
+ * values in every variable and every key.
+ *
+ * The system file is tested with build/test-sysconf/libuseonce.so, built
+ * (tests/tests.mk) to look for it in build/test-etc instead of /etc: the
+ * tests never write /etc.  Each program runs with a clean environment: no
+ * USEONCE_ variable but those of the case, HOME in the scratch directory,
+ * no XDG_RUNTIME_DIR (no record of recent streams).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "uot_check.h"
+#include "useonce.h"
+#include "uo_conf.h"
+
+extern char **environ;
+
+/* Paths here are the scratch directory's plus a few bytes: far below PATH_MAX. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* ---- the parser on its own ---- */
+
+#define MAX_WARN 64
+
+struct warned {
+	unsigned n;
+	unsigned line[MAX_WARN];
+	char text[MAX_WARN][160];
+};
+
+static void warn_cb(void *arg, unsigned line, const char *key, const char *value, const char *why)
+{
+	struct warned *w = arg;
+
+	if (w->n < MAX_WARN) {
+		w->line[w->n] = line;
+		snprintf(w->text[w->n], sizeof(w->text[0]), "%s = %s: %s", key ? key : "-",
+			 value ? value : "-", why);
+	}
+	w->n++;
+}
+
+static bool is_rsync(void *arg, const char *name)
+{
+	return !strcmp(name, "rsync") || !strcmp(name, "/usr/bin/rsync");
+}
+
+static struct uo_rules rules;
+
+static void parse(const char *text, const char *home, struct warned *w,
+		  struct uo_settings *g, struct uo_settings *p)
+{
+	struct uo_conf_ctx ctx = { .home = home, .is_program = is_rsync, .warn = warn_cb, .arg = w };
+
+	memset(w, 0, sizeof(*w));
+	memset(g, 0, sizeof(*g));
+	memset(p, 0, sizeof(*p));
+	memset(&rules, 0, sizeof(rules));
+	uo_conf_parse(text, strlen(text), &ctx, g, p, &rules);
+}
+
+START_TEST(test_sizes)
+{
+	static const struct { const char *s; uint64_t v; } good[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "8M", 8ULL << 20 }, { "8MiB", 8ULL << 20 },
+		{ "8MB", 8ULL << 20 }, { "1g", 1ULL << 30 }, { "2T", 2ULL << 40 },
+		{ "64k", 64ULL << 10 }, { "12B", 12 },
+	};
+	static const char *const bad[] = {
+		"", "-1", "abc", "8Q", "8 M", "M", "99999999999999999999999", "20000000T",
+		"1.5G", " 8M", "8M ",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = 1;
+		ck_assert_msg(uo_parse_size(good[i].s, &v) == NULL, "\"%s\" refused", good[i].s);
+		ck_assert_msg(v == good[i].v, "\"%s\" read as %llu", good[i].s, (unsigned long long)v);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		ck_assert_msg(uo_parse_size(bad[i], &v) != NULL, "\"%s\" accepted", bad[i]);
+		ck_assert_uint_eq(v, 7);
+	}
+	/* Settings: a folio at least, 1 PiB at most. */
+	ck_assert_ptr_nonnull(uo_parse_size_setting("1M", &v));
+	ck_assert_ptr_nonnull(uo_parse_size_setting("2P", &v));
+	ck_assert_ptr_nonnull(uo_parse_size_setting("1025T", &v));
+	ck_assert_ptr_null(uo_parse_size_setting("2M", &v));
+	ck_assert_uint_eq(v, 2ULL << 20);
+	ck_assert_ptr_null(uo_parse_size_setting("1024T", &v));
+}
+END_TEST
+
+START_TEST(test_values)
+{
+	unsigned g = 0;
+	uint32_t r = 5;
+	bool b = false;
+	int fd = 9;
+	char path[32] = "x";
+
+	ck_assert_ptr_null(uo_parse_guard("read", &g));
+	ck_assert_uint_eq(g, UO_GUARD_READ);
+	ck_assert_ptr_null(uo_parse_guard("both", &g));
+	ck_assert_uint_eq(g, UO_GUARD_READ | UO_GUARD_WRITE);
+	ck_assert_ptr_nonnull(uo_parse_guard("", &g));
+	ck_assert_ptr_nonnull(uo_parse_guard("reads", &g));
+
+	ck_assert_ptr_null(uo_parse_reuse("600", &r));
+	ck_assert_uint_eq(r, 600);
+	ck_assert_ptr_null(uo_parse_reuse("90s", &r));
+	ck_assert_uint_eq(r, 90);
+	ck_assert_ptr_null(uo_parse_reuse("10m", &r));
+	ck_assert_uint_eq(r, 600);
+	ck_assert_ptr_null(uo_parse_reuse("2h", &r));
+	ck_assert_uint_eq(r, 7200);
+	ck_assert_ptr_null(uo_parse_reuse("0", &r));
+	ck_assert_uint_eq(r, 0);
+	ck_assert_ptr_null(uo_parse_reuse("999d", &r));
+	ck_assert_uint_eq(r, UO_REUSE_MAX);
+	r = 5;
+	ck_assert_ptr_nonnull(uo_parse_reuse("", &r));
+	ck_assert_ptr_nonnull(uo_parse_reuse("-1", &r));
+	ck_assert_ptr_nonnull(uo_parse_reuse("10x", &r));
+	ck_assert_ptr_nonnull(uo_parse_reuse("10mm", &r));
+	ck_assert_ptr_nonnull(uo_parse_reuse("99999999999999", &r));
+	ck_assert_uint_eq(r, 5);
+
+	ck_assert_ptr_null(uo_parse_bool("yes", &b));
+	ck_assert(b);
+	ck_assert_ptr_null(uo_parse_bool("0", &b));
+	ck_assert(!b);
+	ck_assert_ptr_nonnull(uo_parse_bool("2", &b));
+	ck_assert_ptr_nonnull(uo_parse_bool("", &b));
+
+	ck_assert_ptr_null(uo_parse_dest("stderr", false, &fd, path, sizeof(path)));
+	ck_assert_int_eq(fd, 2);
+	ck_assert_ptr_null(uo_parse_dest("1", false, &fd, path, sizeof(path)));
+	ck_assert_int_eq(fd, 1);
+	ck_assert_ptr_null(uo_parse_dest("1", true, &fd, path, sizeof(path)));
+	ck_assert_int_eq(fd, 2);
+	ck_assert_ptr_null(uo_parse_dest("0", true, &fd, path, sizeof(path)));
+	ck_assert_int_eq(fd, -1);
+	ck_assert_ptr_null(uo_parse_dest("/tmp/x", true, &fd, path, sizeof(path)));
+	ck_assert_int_eq(fd, -1);
+	ck_assert_str_eq(path, "/tmp/x");
+	ck_assert_ptr_null(uo_parse_dest("", true, &fd, path, sizeof(path)));
+	ck_assert_str_eq(path, "");
+	ck_assert_ptr_nonnull(uo_parse_dest("rel", true, &fd, path, sizeof(path)));
+	ck_assert_ptr_nonnull(uo_parse_dest("-1", true, &fd, path, sizeof(path)));
+	ck_assert_ptr_nonnull(uo_parse_dest("99999999999", true, &fd, path, sizeof(path)));
+	ck_assert_ptr_nonnull(uo_parse_dest("/a/path/longer/than/thirty/two/bytes", true, &fd,
+					    path, sizeof(path)));
+}
+END_TEST
+
+START_TEST(test_sections)
+{
+	struct uo_settings g, p;
+	struct warned w;
+
+	parse("# a comment\n"
+	      "  threshold = 16M   # inline comment\n"
+	      "window=4MiB\n"
+	      "; another comment\n"
+	      "\n"
+	      "Guard = \"read\"\n"
+	      "[program other]\n"
+	      "threshold = 2M\n"
+	      "[ program rsync ]\n"
+	      "threshold = 8M\n"
+	      "reuse = 2h\n"
+	      "[program \"/usr/bin/rsync\"]\n"
+	      "enable = no\n"
+	      "[program postgres]\n"
+	      "window = 2M\n", NULL, &w, &g, &p);
+	ck_assert_msg(w.n == 0, "unexpected warning: %s", w.text[0]);
+	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD | UO_SET_WINDOW | UO_SET_GUARD);
+	ck_assert_uint_eq(g.threshold, 16ULL << 20);
+	ck_assert_uint_eq(g.window, 4ULL << 20);
+	ck_assert_uint_eq(g.guard, UO_GUARD_READ);
+	ck_assert_uint_eq(p.set, UO_SET_THRESHOLD | UO_SET_REUSE | UO_SET_ENABLE);
+	ck_assert_uint_eq(p.threshold, 8ULL << 20);
+	ck_assert_uint_eq(p.reuse_s, 7200);
+	ck_assert(!p.enable);
+
+	/* The program's lines win over the file's global ones. */
+	struct uo_settings all = { 0 };
+
+	uo_settings_merge(&all, &g);
+	uo_settings_merge(&all, &p);
+	ck_assert_uint_eq(all.threshold, 8ULL << 20);
+	ck_assert_uint_eq(all.window, 4ULL << 20);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+	static const unsigned expect[] = { 2, 3, 4, 5, 8, 10, 11, 12, 14 };
+	char text[2048], longline[700];
+	struct uo_settings g, p;
+	struct warned w;
+	size_t i;
+
+	memset(longline, 'x', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = '\0';
+	snprintf(text, sizeof(text),
+		 "threshold = 16M\n"		/* 1 */
+		 "window 8M\n"			/* 2: no '=' */
+		 "colour = blue\n"		/* 3: unknown key */
+		 "guard = sideways\n"		/* 4: bad value */
+		 "[section]\n"			/* 5: unknown section */
+		 "threshold = 4M\n"		/* 6: in it: ignored, no word */
+		 "[program rsync]\n"		/* 7 */
+		 "= 3\n"			/* 8: no key */
+		 "reuse = 2h\n"			/* 9 */
+		 "%s\n"				/* 10: too long */
+		 "never = relative/path\n"	/* 11: not absolute */
+		 "window =\n"			/* 12: empty value */
+		 "enable = no\n"		/* 13 */
+		 "[program rsync",		/* 14: no ']', and no newline at the end */
+		 longline);
+	parse(text, NULL, &w, &g, &p);
+	for (i = 0; i < w.n && i < MAX_WARN; i++)
+		printf("config: malformed: line %u: %s\n", w.line[i], w.text[i]);
+	ck_assert_uint_eq(w.n, sizeof(expect) / sizeof(expect[0]));
+	for (i = 0; i < w.n; i++)
+		ck_assert_uint_eq(w.line[i], expect[i]);
+	/* The rest still applies. */
+	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD);
+	ck_assert_uint_eq(g.threshold, 16ULL << 20);
+	ck_assert_uint_eq(p.set, UO_SET_REUSE | UO_SET_ENABLE);
+	ck_assert_uint_eq(p.reuse_s, 7200);
+	ck_assert_uint_eq(rules.n, 0);
+
+	/* A NUL byte makes its line, and only it, wrong. */
+	memset(&w, 0, sizeof(w));
+	memset(&g, 0, sizeof(g));
+	{
+		static const char bin[] = "window = 4M\nthre\0shold = 8M\nthreshold = 6M\n";
+		struct uo_conf_ctx ctx = { .warn = warn_cb, .arg = &w };
+
+		uo_conf_parse(bin, sizeof(bin) - 1, &ctx, &g, &p, &rules);
+	}
+	ck_assert_uint_eq(w.n, 1);
+	ck_assert_uint_eq(w.line[0], 2);
+	ck_assert_uint_eq(g.threshold, 6ULL << 20);
+	ck_assert_uint_eq(g.window, 4ULL << 20);
+}
+END_TEST
+
+START_TEST(test_rules)
+{
+	struct uo_settings g, p;
+	struct warned w;
+
+	parse("never = /data\n"
+	      "always = /data/media/\n"
+	      "never = /data/media/cache//\n"
+	      "always = ~/films\n"
+	      "never = ~\n"
+	      "[program rsync]\n"
+	      "always = /data\n"		/* same length as the first: the later wins */
+	      "[program other]\n"
+	      "always = /srv\n", "/home/u", &w, &g, &p);
+	ck_assert_msg(w.n == 0, "unexpected warning: %s", w.text[0]);
+	ck_assert_uint_eq(rules.n, 6);
+	ck_assert_str_eq(rules.rule[1].path, "/data/media");
+	ck_assert_str_eq(rules.rule[2].path, "/data/media/cache");
+	ck_assert_str_eq(rules.rule[3].path, "/home/u/films");
+	ck_assert_str_eq(rules.rule[4].path, "/home/u");
+	ck_assert_int_eq(uo_rules_match(&rules, "/data/x"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/data"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/database/x"), UO_RULE_NONE);
+	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/film.mkv"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/cache/f"), UO_RULE_NEVER);
+	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/cachex"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/films/a"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/.cache/a"), UO_RULE_NEVER);
+	ck_assert_int_eq(uo_rules_match(&rules, "/home/user/a"), UO_RULE_NONE);
+	ck_assert_int_eq(uo_rules_match(&rules, "/srv/a"), UO_RULE_NONE);
+	ck_assert_int_eq(uo_rules_match(&rules, "relative"), UO_RULE_NONE);
+	ck_assert_int_eq(uo_rules_match(&rules, ""), UO_RULE_NONE);
+
+	/* "/" covers everything, as the shortest rule. */
+	parse("always = /\nnever = /tmp\n", NULL, &w, &g, &p);
+	ck_assert_int_eq(uo_rules_match(&rules, "/usr/x"), UO_RULE_ALWAYS);
+	ck_assert_int_eq(uo_rules_match(&rules, "/tmp/x"), UO_RULE_NEVER);
+
+	/* Without HOME, rules with ~ are skipped, silently (documented). */
+	parse("never = ~/.cache\nnever = /x\n", NULL, &w, &g, &p);
+	ck_assert_uint_eq(w.n, 0);
+	ck_assert_uint_eq(rules.n, 1);
+	ck_assert_str_eq(rules.rule[0].path, "/x");
+}
+END_TEST
+
+START_TEST(test_too_many_rules)
+{
+	char text[4096];
+	struct uo_settings g, p;
+	struct warned w;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < UO_RULES_MAX + 8; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "never = /r%d\n", i);
+	parse(text, NULL, &w, &g, &p);
+	ck_assert_uint_eq(rules.n, UO_RULES_MAX);
+	ck_assert_uint_eq(w.n, 8);
+	ck_assert_uint_eq(w.line[0], UO_RULES_MAX + 1);
+	ck_assert_int_eq(uo_rules_match(&rules, "/r31/x"), UO_RULE_NEVER);
+	ck_assert_int_eq(uo_rules_match(&rules, "/r32/x"), UO_RULE_NONE);
+}
+END_TEST
+
+/*
+ * examples/useonce.conf documents the format: with its settings uncommented
+ * ("#key = value" and "#[program NAME]" lines), it must parse without a
+ * warning, and set what it shows.
+ */
+START_TEST(test_example)
+{
+	const char *src = getenv("UO_SRCDIR");
+	static char text[65536], out[65536];
+	struct uo_settings g, p;
+	struct warned w;
+	char path[PATH_MAX];
+	size_t len, i, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/examples/useonce.conf", src && *src ? src : ".");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot read %s (set UO_SRCDIR)", path);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	for (i = 0; i < len; i++) {
+		bool line_start = i == 0 || text[i - 1] == '\n';
+
+		/* "#key = ..." and "#[program": a setting shown commented out. */
+		if (line_start && text[i] == '#' &&
+		    (text[i + 1] == '[' || (text[i + 1] >= 'a' && text[i + 1] <= 'z' &&
+					     strcspn(text + i, "\n") > strcspn(text + i, "="))))
+			continue;
+		out[n++] = text[i];
+	}
+	out[n] = '\0';
+	parse(out, "/home/u", &w, &g, &p);
+	ck_assert_msg(w.n == 0, "%s: line %u: %s", path, w.line[0], w.text[0]);
+	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD | UO_SET_WINDOW | UO_SET_GUARD | UO_SET_REUSE |
+				 UO_SET_ENABLE);
+	ck_assert_uint_eq(g.threshold, USEONCE_DEFAULT_THRESHOLD);
+	ck_assert_uint_eq(g.window, USEONCE_DEFAULT_WINDOW);
+	ck_assert_uint_eq(g.reuse_s, USEONCE_DEFAULT_REUSE);
+	ck_assert_uint_eq(rules.n, 2);
+	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/.cache/x"), UO_RULE_NEVER);
+	ck_assert_int_eq(uo_rules_match(&rules, "/media/disk/film"), UO_RULE_ALWAYS);
+	/* rsync is our stand-in program: its section applies. */
+	ck_assert_uint_eq(p.threshold, 8ULL << 20);
+}
+END_TEST
+
+/* ---- real programs under the library ---- */
+
+#define DATA_MIB	16	/* streams once the threshold is a few MiB */
+#define BIG_MIB		128	/* for statistics and dry run, cold */
+#define BAD_MIB		40	/* bad input: a stream under the defaults */
+
+static struct {
+	char why[600];
+	char lib[PATH_MAX];
+	char etc[PATH_MAX];
+	char sysfile[PATH_MAX];
+	char home[PATH_MAX];
+	char userdir[PATH_MAX];
+	char userfile[PATH_MAX];
+	char dir_a[PATH_MAX];	/* data/a and data/b hold a DATA_MIB file each */
+	char dir_b[PATH_MAX];
+	char data_a[PATH_MAX];
+	char data_b[PATH_MAX];
+	char data_home[PATH_MAX];
+	char big[PATH_MAX];
+	char copy[PATH_MAX];
+	char bad[PATH_MAX];
+	char out[PATH_MAX];
+	char err[PATH_MAX];
+	char trace[PATH_MAX];
+	char stats[PATH_MAX];
+	char conf[PATH_MAX];
+	const char *stdout_to;	/* NULL: out */
+	bool sys_made;
+} c;
+
+static bool skipped(const char *what)
+{
+	if (c.why[0])
+		printf("config: %s: skipped: %s\n", what, c.why);
+	return c.why[0] != '\0';
+}
+
+static void write_text(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	ck_assert_msg(fd >= 0, "cannot write %s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void set_files(const char *sys, const char *user)
+{
+	unlink(c.sysfile);
+	unlink(c.userfile);
+	if (sys) {
+		write_text(c.sysfile, sys, 0644);
+		c.sys_made = true;
+	}
+	if (user)
+		write_text(c.userfile, user, 0644);
+}
+
+static size_t slurp(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, size - 1) : -1;
+
+	out[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
+static bool drop_var(const char *e)
+{
+	static const char *const names[] = { "USEONCE_", "LD_PRELOAD=", "XDG_RUNTIME_DIR=",
+					     "XDG_CONFIG_HOME=", "HOME=" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(e, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Runs argv with stdout to c.out and stderr to c.err, under the test
+ * library (preload) or not, in a clean environment plus 'env'.  Returns
+ * the wait status.
+ */
+static int run(const char *const *argv, bool preload, const char *const *env)
+{
+	static char home_env[PATH_MAX + 8], preload_env[PATH_MAX + 16];
+	const char *envp[512];
+	size_t n = 0;
+	char **e;
+	int status;
+	pid_t pid;
+
+	for (e = environ; *e && n < 480; e++)
+		if (!drop_var(*e))
+			envp[n++] = *e;
+	snprintf(home_env, sizeof(home_env), "HOME=%s", c.home);
+	envp[n++] = home_env;
+	if (preload) {
+		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", c.lib);
+		envp[n++] = preload_env;
+	}
+	for (; env && *env && n < 510; env++)
+		envp[n++] = *env;
+	envp[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(c.stdout_to ? c.stdout_to : c.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (in < 0 || out < 0 || err < 0)
+			_exit(125);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		/* Kept across exec: a program that hangs is killed, and the case fails. */
+		alarm(60);
+		execvpe(argv[0], (char *const *)argv, (char *const *)envp);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) < 125, "%s could not run (%d)",
+		      argv[0], WEXITSTATUS(status));
+	return status;
+}
+
+/* Lines of c.err. */
+static unsigned err_lines(char *text, size_t size)
+{
+	unsigned n = 0;
+	size_t len = slurp(c.err, text, size), i;
+
+	for (i = 0; i < len; i++)
+		n += text[i] == '\n';
+	return n;
+}
+
+/*
+ * cat FILE under the library, traced: where the read stream was recognised
+ * (its threshold: reads are counted a window of 2 MiB at a time), 0 if
+ * there was none.
+ */
+static uint64_t stream_at(const char *file, const char *const *more)
+{
+	const char *argv[] = { "cat", file, NULL };
+	char trace_env[PATH_MAX + 16], text[65536];
+	const char *env[16] = { trace_env };
+	unsigned long long at;
+	const char *p;
+	int i, status;
+
+	snprintf(trace_env, sizeof(trace_env), "USEONCE_TRACE=%s", c.trace);
+	for (i = 0; more && more[i] && i < 14; i++)
+		env[i + 1] = more[i];
+	unlink(c.trace);
+	status = run(argv, true, env);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "cat failed: %s",
+		      uot_status_str(status));
+	slurp(c.trace, text, sizeof(text));
+	p = strstr(text, "read stream from 0, now at ");
+	if (!p || sscanf(p, "read stream from 0, now at %llu", &at) != 1)
+		return 0;
+	return at;
+}
+
+#define MIB(x)	((uint64_t)(x) << 20)
+
+START_TEST(test_precedence)
+{
+	char conf_env[PATH_MAX + 32];
+	const char *env_thr[] = { "USEONCE_THRESHOLD=10M", NULL };
+	const char *env_conf[] = { conf_env, NULL };
+	const char *env_both[] = { conf_env, "USEONCE_THRESHOLD=12M", NULL };
+
+	if (skipped("precedence"))
+		return;
+	set_files(NULL, NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);	/* 32M by default: no stream */
+	set_files("window = 2M\nthreshold = 4M\n", NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
+	set_files("window = 2M\nthreshold = 4M\n", "threshold = 6M\n");
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(6));
+	ck_assert_uint_eq(stream_at(c.data_a, env_thr), MIB(10));
+	/* USEONCE_CONFIG replaces the user's file, not the system's. */
+	snprintf(conf_env, sizeof(conf_env), "USEONCE_CONFIG=%s", c.conf);
+	write_text(c.conf, "threshold = 8M\n", 0644);
+	ck_assert_uint_eq(stream_at(c.data_a, env_conf), MIB(8));
+	ck_assert_uint_eq(stream_at(c.data_a, env_both), MIB(12));
+	/* XDG_CONFIG_HOME, when set, is where the user's file is. */
+	{
+		char xdg[PATH_MAX + 32], path[PATH_MAX + 32];
+		const char *env_xdg[] = { xdg, NULL };
+
+		snprintf(xdg, sizeof(xdg), "XDG_CONFIG_HOME=%s/xdg", c.home);
+		snprintf(path, sizeof(path), "%s/xdg", c.home);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/xdg/useonce", c.home);
+		mkdir(path, 0755);
+		snprintf(path, sizeof(path), "%s/xdg/useonce/config", c.home);
+		write_text(path, "threshold = 14M\n", 0644);
+		ck_assert_uint_eq(stream_at(c.data_a, env_xdg), MIB(14));
+		unlink(path);
+	}
+	/* No warning anywhere in all this. */
+	ck_assert_uint_eq(err_lines((char[4096]){ 0 }, 4096), 0);
+	set_files(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_programs)
+{
+	char text[1024], cat_path[PATH_MAX];
+	FILE *w;
+
+	if (skipped("programs"))
+		return;
+	set_files("window = 2M\nthreshold = 4M\n[program cat]\nthreshold = 6M\n"
+		  "[program dd]\nthreshold = 12M\n", NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(6));
+	/* The user's global line beats the system file's [program cat]. */
+	set_files("window = 2M\nthreshold = 4M\n[program cat]\nthreshold = 6M\n",
+		  "threshold = 10M\n");
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(10));
+	set_files("window = 2M\nthreshold = 4M\n[program cat]\nthreshold = 6M\n",
+		  "threshold = 10M\n[program cat]\nthreshold = 8M\n");
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(8));
+	/* By absolute path: the executable, links resolved. */
+	w = popen("readlink -f \"$(command -v cat)\"", "r");
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_nonnull(fgets(cat_path, sizeof(cat_path), w));
+	pclose(w);
+	cat_path[strcspn(cat_path, "\n")] = '\0';
+	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\n[program %s]\nthreshold = 12M\n"
+		 "[program /usr/bin/not-cat]\nthreshold = 6M\n", cat_path);
+	set_files(text, NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(12));
+	/* enable = no for this program only. */
+	set_files("window = 2M\nthreshold = 4M\n[program cat]\nenable = no\n", NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);
+	set_files(NULL, NULL);
+}
+END_TEST
+
+START_TEST(test_path_rules)
+{
+	char text[4096];
+	const char *undisable[] = { "USEONCE_DISABLE=0", NULL };
+
+	if (skipped("path_rules"))
+		return;
+	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\nnever = %s\n", c.dir_a);
+	set_files(text, NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);
+	slurp(c.trace, text, sizeof(text));
+	ck_assert_msg(strstr(text, "never rule"), "no trace of the rule: %s", text);
+	ck_assert_msg(uot_resident_pct(c.data_a) >= 90.0, "a file under never was dropped");
+	ck_assert_uint_eq(stream_at(c.data_b, NULL), MIB(4));
+
+	/* enable = no: only files under always. */
+	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\nenable = no\nalways = %s/\n",
+		 c.dir_b);
+	set_files(text, NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);
+	ck_assert_uint_eq(stream_at(c.data_b, NULL), MIB(4));
+	ck_assert_msg(uot_resident_pct(c.data_b) < 50.0, "a file under always was not dropped");
+	/* The environment turns it back on for every file. */
+	ck_assert_uint_eq(stream_at(c.data_a, undisable), MIB(4));
+
+	/* ~ is HOME; the longest rule wins; a user file adds to the system's. */
+	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\nalways = %s\n", c.home);
+	set_files(text, "never = ~/stuff\n");
+	ck_assert_uint_eq(stream_at(c.data_home, NULL), 0);
+	ck_assert_uint_eq(err_lines(text, sizeof(text)), 0);
+	set_files(NULL, NULL);
+}
+END_TEST
+
+/* A system file that others could have written is not trusted. */
+START_TEST(test_system_file_trust)
+{
+	char text[4096];
+
+	if (skipped("system_file_trust"))
+		return;
+	set_files("window = 2M\nthreshold = 4M\n", NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
+	ck_assert_int_eq(chmod(c.sysfile, 0666), 0);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);
+	ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+	ck_assert_msg(strstr(text, "useonce: ") == text && strstr(text, c.sysfile) &&
+		      strstr(text, "not owned by root"), "%s", text);
+	ck_assert_int_eq(chmod(c.sysfile, 0644), 0);
+	if (uot_is_root()) {
+		ck_assert_int_eq(chown(c.sysfile, 65534, 65534), 0);
+		ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);
+		ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+		ck_assert_int_eq(chown(c.sysfile, 0, 0), 0);
+	}
+	/* The user's file is the user's: its mode does not matter. */
+	set_files(NULL, "window = 2M\nthreshold = 4M\n");
+	ck_assert_int_eq(chmod(c.userfile, 0666), 0);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
+	set_files(NULL, NULL);
+}
+END_TEST
+
+/* A bad line gets one warning naming FILE:LINE; the lines after it apply. */
+START_TEST(test_malformed_file)
+{
+	char text[4096], expect[PATH_MAX + 16];
+
+	if (skipped("malformed_file"))
+		return;
+	set_files("window = 2M\nthreshold = 4M\nthis is not a setting\nthreshold = 6M\n", NULL);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(6));
+	ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+	snprintf(expect, sizeof(expect), "useonce: %s:3: ", c.sysfile);
+	ck_assert_msg(!strncmp(text, expect, strlen(expect)), "warning: %s", text);
+
+	/* Too long: one warning, what fits in 32 KiB applies, a cut line does not. */
+	{
+		static char big[40 * 1024];
+		size_t n = (size_t)snprintf(big, sizeof(big), "threshold = 8M\n");
+
+		/* 32 KiB ends inside one of these: cut, it would read "threshold = 8". */
+		while (n + 64 < sizeof(big))
+			n += (size_t)snprintf(big + n, sizeof(big) - n, "threshold = 8388608\n");
+		set_files("window = 2M\nthreshold = 4M\n", big);
+		ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(8));
+		ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+		ck_assert_msg(strstr(text, "longer than 32 KiB"), "%s", text);
+	}
+	/* A FIFO in the file's place: ignored with a word, nobody hangs on it. */
+	set_files("window = 2M\nthreshold = 4M\n", NULL);
+	ck_assert_int_eq(mkfifo(c.userfile, 0644), 0);
+	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
+	ck_assert_uint_eq(err_lines(text, sizeof(text)), 1);
+	ck_assert_msg(strstr(text, "not a regular file"), "%s", text);
+	set_files(NULL, NULL);
+}
+END_TEST
+
+/* "; dropped 1.5 GiB" -> bytes; UINT64_MAX if the field is missing. */
+static uint64_t stat_field(const char *line, const char *name)
+{
+	char key[64], unit[8] = "";
+	const char *p;
+	double v;
+
+	snprintf(key, sizeof(key), "; %s ", name);
+	p = strstr(line, key);
+	if (!p || sscanf(p + strlen(key), "%lf %7[A-Za-z]", &v, unit) != 2)
+		return UINT64_MAX;
+	if (!strcmp(unit, "KiB"))
+		v *= 1024.0;
+	else if (!strcmp(unit, "MiB"))
+		v *= 1048576.0;
+	else if (!strcmp(unit, "GiB"))
+		v *= 1073741824.0;
+	return (uint64_t)v;
+}
+
+static bool near_mib(uint64_t got, uint64_t mib, uint64_t tolerance_mib)
+{
+	uint64_t want = MIB(mib);
+
+	return got != UINT64_MAX && got + MIB(tolerance_mib) >= want &&
+	       got <= want + MIB(tolerance_mib);
+}
+
+/* Runs argv with statistics to c.stats; its line (empty if none). */
+static void stats_of(const char *const *argv, char *line, size_t size, bool dry)
+{
+	char stats_env[PATH_MAX + 32], trace_env[PATH_MAX + 32];
+	const char *env[] = { stats_env, trace_env, dry ? "USEONCE_DRYRUN=1" : NULL, NULL };
+	int status;
+
+	snprintf(stats_env, sizeof(stats_env), "USEONCE_STATS=%s", c.stats);
+	snprintf(trace_env, sizeof(trace_env), "USEONCE_TRACE=%s", c.trace);
+	unlink(c.stats);
+	unlink(c.trace);
+	/* cat to a file copies with copy_file_range: a write stream too. */
+	c.stdout_to = "/dev/null";
+	status = run(argv, true, env);
+	c.stdout_to = NULL;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: %s", argv[0],
+		      uot_status_str(status));
+	slurp(c.stats, line, size);
+	printf("config: %s%s: %s", dry ? "dry run: " : "", argv[0], line[0] ? line : "(no line)\n");
+}
+
+START_TEST(test_stats)
+{
+	const char *cat[] = { "cat", c.big, NULL };
+	const char *cp[] = { "cp", c.big, c.copy, NULL };
+	const char *small[] = { "cat", c.data_a, NULL };
+	const char *to_stderr[] = { "USEONCE_STATS=stderr", NULL };
+	char line[1024];
+	int status;
+
+	if (skipped("stats"))
+		return;
+	set_files(NULL, NULL);
+	ck_assert_int_eq(uot_make_cold(c.big), 0);
+	stats_of(cat, line, sizeof(line), false);
+	ck_assert_msg(!strncmp(line, "useonce: stats: cat[", 20), "%s", line);
+	ck_assert_msg(strstr(line, "streams 1 (read 1, write 0)"), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "read"), BIG_MIB, 1), "%s", line);
+	ck_assert_msg(stat_field(line, "written") == 0, "%s", line);
+	/* Cold: all of it dropped, nothing spared. */
+	ck_assert_msg(near_mib(stat_field(line, "dropped"), BIG_MIB, 8), "%s", line);
+	ck_assert_msg(stat_field(line, "spared") <= MIB(4), "%s", line);
+	ck_assert_msg(strstr(line, "advice errors 0"), "%s", line);
+	ck_assert_msg(uot_resident(c.big, NULL) <= (int64_t)MIB(16), "not dropped");
+
+	/* Cached before: spared, not dropped. */
+	ck_assert_int_eq(uot_touch(c.big, UOT_TOUCH_READ, NULL), 0);
+	stats_of(cat, line, sizeof(line), false);
+	ck_assert_msg(near_mib(stat_field(line, "spared"), BIG_MIB, 8), "%s", line);
+	ck_assert_msg(stat_field(line, "dropped") <= MIB(8), "%s", line);
+
+	ck_assert_int_eq(uot_make_cold(c.big), 0);
+	stats_of(cp, line, sizeof(line), false);
+	ck_assert_msg(strstr(line, "streams 2 (read 1, write 1)"), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "read"), BIG_MIB, 1), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "written"), BIG_MIB, 1), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "dropped"), 2 * BIG_MIB, 16), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "writeback"), BIG_MIB, 8), "%s", line);
+	unlink(c.copy);
+
+	/* No stream, no line. */
+	stats_of(small, line, sizeof(line), false);
+	ck_assert_msg(line[0] == '\0', "a line without a stream: %s", line);
+
+	/*
+	 * A child forked after the stream, exiting normally (destructors run):
+	 * it starts from zero, so only the parent prints.
+	 */
+	if (system("command -v python3 >/dev/null 2>&1") == 0) {
+		const char *py[] = { "python3", "-c",
+			"import os, sys\n"
+			"f = open(sys.argv[1], 'rb', buffering=0)\n"
+			"while f.read(1 << 20): pass\n"
+			"pid = os.fork()\n"
+			"if pid == 0: sys.exit(0)\n"
+			"os.waitpid(pid, 0)\n", c.big, NULL };
+		unsigned lines = 0;
+		char *p;
+
+		ck_assert_int_eq(uot_make_cold(c.big), 0);
+		stats_of(py, line, sizeof(line), false);
+		for (p = line; (p = strstr(p, "useonce: stats: ")); p++)
+			lines++;
+		ck_assert_msg(lines == 1, "%u lines after a fork: %s", lines, line);
+		ck_assert_msg(near_mib(stat_field(line, "read"), BIG_MIB, 1), "%s", line);
+	}
+
+	/*
+	 * Many small files read whole (a tree): no stream, but from the
+	 * UO_TREE_FILES-th on each is dropped at close, and counted.
+	 */
+	{
+		const char *tree[UO_TREE_FILES + 16];
+		static char names[UO_TREE_FILES + 16][PATH_MAX];
+		unsigned long long files = 0;
+		const char *p;
+		int i, n = UO_TREE_FILES + 12;
+
+		tree[0] = "cat";
+		for (i = 0; i < n; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "tree%02d", i);
+			uot_scratch_path(names[i], sizeof(names[i]), name);
+			ck_assert_int_eq(uot_make_file(names[i], 128 << 10, 100 + (uint32_t)i), 0);
+			tree[i + 1] = names[i];
+		}
+		tree[n + 1] = NULL;
+		stats_of(tree, line, sizeof(line), false);
+		p = strstr(line, "; tree files ");
+		ck_assert_msg(p && sscanf(p, "; tree files %llu", &files) == 1, "%s", line);
+		ck_assert_msg(strstr(line, "streams 0 ("), "%s", line);
+		/* The 32nd file turns tree mode on; those after it go. */
+		ck_assert_msg(files + UO_TREE_FILES >= (unsigned long long)n &&
+			      files <= (unsigned long long)n, "%s", line);
+		/* Each dropped whole: 128 KiB, to the 0.1 MiB the line shows. */
+		ck_assert_msg(llabs((long long)stat_field(line, "dropped") -
+				    (long long)(files << 17)) <= (long long)(MIB(1) / 10) &&
+			      files > 0, "%s", line);
+		for (i = 0; i < n; i++)
+			unlink(names[i]);
+	}
+
+	/* cat closes stderr before exit: the line is written before that. */
+	ck_assert_int_eq(uot_make_cold(c.big), 0);
+	status = run(cat, true, to_stderr);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_eq(err_lines(line, sizeof(line)), 1);
+	ck_assert_msg(!strncmp(line, "useonce: stats: cat[", 20), "%s", line);
+}
+END_TEST
+
+START_TEST(test_dryrun)
+{
+	const char *cat[] = { "cat", c.big, NULL };
+	char line[1024], trace[65536];
+
+	if (skipped("dryrun"))
+		return;
+	set_files(NULL, NULL);
+	ck_assert_int_eq(uot_make_cold(c.big), 0);
+	stats_of(cat, line, sizeof(line), true);
+	ck_assert_msg(strstr(line, "(dry run"), "%s", line);
+	ck_assert_msg(near_mib(stat_field(line, "dropped"), BIG_MIB, 8), "%s", line);
+	ck_assert_msg(uot_resident_pct(c.big) >= 95.0, "a dry run dropped pages: %.1f%% left",
+		      uot_resident_pct(c.big));
+	slurp(c.trace, trace, sizeof(trace));
+	ck_assert_msg(strstr(trace, "dry run: would drop"), "trace: %.300s", trace);
+	ck_assert_msg(!strstr(trace, ": drop "), "trace: %.300s", trace);
+	ck_assert_int_eq(uot_make_cold(c.big), 0);
+}
+END_TEST
+
+/* ---- bad input ---- */
+
+struct bad {
+	const char *name;	/* variable, or config key */
+	const char *value;
+	unsigned warnings;	/* 1, or 0 where the value is documented (empty: unset) */
+};
+
+static const struct bad bad_env[] = {
+	{ "USEONCE_THRESHOLD", "", 1 }, { "USEONCE_THRESHOLD", "abc", 1 },
+	{ "USEONCE_THRESHOLD", "-1", 1 }, { "USEONCE_THRESHOLD", "0", 1 },
+	{ "USEONCE_THRESHOLD", "99999999999999999999999", 1 },
+	{ "USEONCE_THRESHOLD", "2P", 1 }, { "USEONCE_THRESHOLD", "8M junk", 1 },
+	{ "USEONCE_THRESHOLD", "\xff\xfe\x01", 1 },
+	{ "USEONCE_WINDOW", "", 1 }, { "USEONCE_WINDOW", "x", 1 }, { "USEONCE_WINDOW", "-8M", 1 },
+	{ "USEONCE_WINDOW", "1", 1 }, { "USEONCE_WINDOW", "18446744073709551616", 1 },
+	{ "USEONCE_GUARD", "", 1 }, { "USEONCE_GUARD", "sideways", 1 },
+	{ "USEONCE_GUARD", "-1", 1 }, { "USEONCE_GUARD", "READ", 1 },
+	{ "USEONCE_REUSE", "", 1 }, { "USEONCE_REUSE", "-5", 1 }, { "USEONCE_REUSE", "10x", 1 },
+	{ "USEONCE_REUSE", "99999999999999", 1 },
+	{ "USEONCE_DISABLE", "maybe", 1 }, { "USEONCE_DISABLE", "-1", 1 },
+	{ "USEONCE_DISABLE", "99999999999999999999", 1 }, { "USEONCE_DISABLE", "", 1 },
+	{ "USEONCE_TRACE", "relative/file", 1 }, { "USEONCE_TRACE", "-1", 1 },
+	{ "USEONCE_TRACE", "99999999999999", 1 }, { "USEONCE_TRACE", "", 1 },
+	{ "USEONCE_STATS", "yes please", 1 }, { "USEONCE_STATS", "-1", 1 },
+	{ "USEONCE_STATS", "99999999999999", 1 }, { "USEONCE_STATS", "", 1 },
+	{ "USEONCE_STATS", "0", 0 },
+	{ "USEONCE_DRYRUN", "maybe", 1 }, { "USEONCE_DRYRUN", "-1", 1 },
+	{ "USEONCE_DRYRUN", "2", 1 }, { "USEONCE_DRYRUN", "", 1 },
+	{ "USEONCE_CONFIG", "/nonexistent/useonce.conf", 1 },
+	{ "USEONCE_CONFIG", "relative-and-missing", 1 }, { "USEONCE_CONFIG", "", 1 },
+};
+
+static const struct bad bad_keys[] = {
+	{ "threshold", "", 1 }, { "threshold", "abc", 1 }, { "threshold", "-1", 1 },
+	{ "threshold", "1", 1 }, { "threshold", "99999999999999999999T", 1 },
+	{ "window", "", 1 }, { "window", "0", 1 }, { "window", "8Q", 1 },
+	{ "guard", "", 1 }, { "guard", "up", 1 },
+	{ "reuse", "", 1 }, { "reuse", "-1", 1 }, { "reuse", "5y", 1 },
+	{ "enable", "", 1 }, { "enable", "perhaps", 1 },
+	{ "never", "", 1 }, { "never", "relative", 1 },
+	{ "always", "", 1 }, { "always", "rel/ative", 1 },
+	{ "colour", "blue", 1 },
+	{ NULL, "a line without an equals sign", 1 },
+	{ NULL, "[weird section]", 1 },
+	{ NULL, "[program]", 1 },
+};
+
+static struct {
+	char out[4096];
+	int status;
+} ref;
+
+static void run_bad(const char *var, const char *value, unsigned warnings, const char *file)
+{
+	const char *argv[] = { "sha256sum", c.bad, NULL };
+	char assign[PATH_MAX + 64], conf_env[PATH_MAX + 32], out[4096], err[4096];
+	const char *env[] = { assign, NULL };
+	int status;
+	unsigned n;
+
+	if (file) {
+		snprintf(conf_env, sizeof(conf_env), "USEONCE_CONFIG=%s", file);
+		env[0] = conf_env;
+	} else {
+		snprintf(assign, sizeof(assign), "%s=%s", var, value);
+	}
+	status = run(argv, true, env);
+	slurp(c.out, out, sizeof(out));
+	n = err_lines(err, sizeof(err));
+	ck_assert_msg(status == ref.status, "%s=%s: status %s", var, value,
+		      uot_status_str(status));
+	ck_assert_msg(!strcmp(out, ref.out), "%s=%s changed stdout: %s", var, value, out);
+	ck_assert_msg(n == warnings, "%s=\"%s\": %u lines on stderr, expected %u: %s", var, value,
+		      n, warnings, err);
+	if (warnings) {
+		ck_assert_msg(!strncmp(err, "useonce: ", 9), "%s", err);
+		ck_assert_msg(strstr(err, file ? file : var), "the warning does not name %s: %s",
+			      file ? file : var, err);
+	}
+}
+
+START_TEST(test_bad_env)
+{
+	const char *argv[] = { "sha256sum", c.bad, NULL };
+	size_t i;
+
+	if (skipped("bad_env"))
+		return;
+	set_files(NULL, NULL);
+	ref.status = run(argv, false, NULL);
+	slurp(c.out, ref.out, sizeof(ref.out));
+	ck_assert_msg(WIFEXITED(ref.status) && WEXITSTATUS(ref.status) == 0 && ref.out[0],
+		      "sha256sum without the library: %s", uot_status_str(ref.status));
+	for (i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++)
+		run_bad(bad_env[i].name, bad_env[i].value, bad_env[i].warnings, NULL);
+	printf("config: bad_env: %zu bad values, program output unchanged, one warning each\n",
+	       sizeof(bad_env) / sizeof(bad_env[0]));
+}
+END_TEST
+
+START_TEST(test_bad_keys)
+{
+	const char *argv[] = { "sha256sum", c.bad, NULL };
+	char text[1024];
+	size_t i;
+
+	if (skipped("bad_keys"))
+		return;
+	set_files(NULL, NULL);
+	ref.status = run(argv, false, NULL);
+	slurp(c.out, ref.out, sizeof(ref.out));
+	for (i = 0; i < sizeof(bad_keys) / sizeof(bad_keys[0]); i++) {
+		if (bad_keys[i].name)
+			snprintf(text, sizeof(text), "%s = %s\n", bad_keys[i].name, bad_keys[i].value);
+		else
+			snprintf(text, sizeof(text), "%s\n", bad_keys[i].value);
+		write_text(c.conf, text, 0644);
+		run_bad(bad_keys[i].name ? bad_keys[i].name : "line", text, 1, c.conf);
+	}
+	/* Garbage: every line wrong, one warning each, and the program unharmed. */
+	write_text(c.conf, "\x7f" "ELF\x01\x01\n\xff\xfe garbage = \x01\n[[[\n", 0644);
+	run_bad("garbage", "", 3, c.conf);
+	printf("config: bad_keys: %zu bad lines, program output unchanged, one warning each\n",
+	       sizeof(bad_keys) / sizeof(bad_keys[0]) + 1);
+}
+END_TEST
+
+/* ---- fixtures ---- */
+
+static void cleanup(void)
+{
+	if (c.sys_made)
+		unlink(c.sysfile);
+	uot_scratch_remove();
+}
+
+static void mkdir_p(const char *path)
+{
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		snprintf(c.why, sizeof(c.why), "cannot make %s: %s", path, strerror(errno));
+}
+
+static void prepare(void)
+{
+	char stuff[PATH_MAX];
+
+	snprintf(c.lib, sizeof(c.lib), "%s/test-sysconf/libuseonce.so", uot_build_dir());
+	snprintf(c.etc, sizeof(c.etc), "%s/test-etc", uot_build_dir());
+	snprintf(c.sysfile, sizeof(c.sysfile), "%s/useonce.conf", c.etc);
+	if (access(c.lib, R_OK) != 0) {
+		snprintf(c.why, sizeof(c.why), "no %s (make tests builds it)", c.lib);
+		return;
+	}
+	uot_sweep_stale();
+	if (uot_scratch_create() != 0) {
+		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+		return;
+	}
+	atexit(cleanup);
+	mkdir_p(c.etc);
+	uot_scratch_path(c.home, sizeof(c.home), "home");
+	snprintf(c.userdir, sizeof(c.userdir), "%s/.config", c.home);
+	mkdir_p(c.home);
+	mkdir_p(c.userdir);
+	snprintf(c.userdir, sizeof(c.userdir), "%s/.config/useonce", c.home);
+	mkdir_p(c.userdir);
+	snprintf(c.userfile, sizeof(c.userfile), "%s/config", c.userdir);
+	snprintf(stuff, sizeof(stuff), "%s/stuff", c.home);
+	mkdir_p(stuff);
+	snprintf(c.data_home, sizeof(c.data_home), "%s/data", stuff);
+	uot_scratch_path(c.dir_a, sizeof(c.dir_a), "a");
+	uot_scratch_path(c.dir_b, sizeof(c.dir_b), "b");
+	mkdir_p(c.dir_a);
+	mkdir_p(c.dir_b);
+	snprintf(c.data_a, sizeof(c.data_a), "%s/data", c.dir_a);
+	snprintf(c.data_b, sizeof(c.data_b), "%s/data", c.dir_b);
+	uot_scratch_path(c.big, sizeof(c.big), "big");
+	uot_scratch_path(c.copy, sizeof(c.copy), "copy");
+	uot_scratch_path(c.bad, sizeof(c.bad), "bad-input");
+	uot_scratch_path(c.out, sizeof(c.out), "out");
+	uot_scratch_path(c.err, sizeof(c.err), "err");
+	uot_scratch_path(c.trace, sizeof(c.trace), "trace");
+	uot_scratch_path(c.stats, sizeof(c.stats), "stats");
+	uot_scratch_path(c.conf, sizeof(c.conf), "config-under-test");
+	if (c.why[0])
+		return;
+	if (uot_make_file(c.data_a, MIB(DATA_MIB), 11) != 0 ||
+	    uot_make_file(c.data_b, MIB(DATA_MIB), 12) != 0 ||
+	    uot_make_file(c.data_home, MIB(DATA_MIB), 13) != 0 ||
+	    uot_make_file(c.big, MIB(BIG_MIB), 14) != 0 ||
+	    uot_make_file(c.bad, MIB(BAD_MIB), 15) != 0)
+		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+	/* A system file left by a run that died would change every case. */
+	unlink(c.sysfile);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc;
+
+	tc = tcase_create("parser");
+	tcase_add_test(tc, test_sizes);
+	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_sections);
+	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_rules);
+	tcase_add_test(tc, test_too_many_rules);
+	tcase_add_test(tc, test_example);
+	suite_add_tcase(s, tc);
+
+	prepare();
+	tc = tcase_create("files");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_precedence);
+	tcase_add_test(tc, test_programs);
+	tcase_add_test(tc, test_path_rules);
+	tcase_add_test(tc, test_system_file_trust);
+	tcase_add_test(tc, test_malformed_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stats");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_dryrun);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("badinput");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_bad_env);
+	tcase_add_test(tc, test_bad_keys);
+	suite_add_tcase(s, tc);
+	/* In-process: files and the system config are shared from case to case. */
+	return uot_check_run(s, true);
+}
