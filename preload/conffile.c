@@ -149,7 +149,7 @@ const char *uo_parse_guard(const char *s, unsigned *out)
 /* "600", "90s", "10m", "2h": seconds; 0 turns the record off. */
 const char *uo_parse_reuse(const char *s, uint32_t *out)
 {
-	static const char bad[] = "expected seconds (600, 90s, 10m, 2h)";
+	static const char bad[] = "expected seconds (600, 90s, 10m, 2h, 1d)";
 	uint64_t v = 0;
 	const char *p = s;
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "useonce.h"
+#include "uo_conf.h"
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
@@ -49,10 +50,6 @@
 #define UO_EXIT_USAGE		2
 #define UO_EXIT_CANNOT_RUN	126
 #define UO_EXIT_NOT_FOUND	127
-
-/* The library refuses sizes outside these (preload/config.c). */
-#define UO_SIZE_MIN	USEONCE_ALIGN
-#define UO_SIZE_MAX	(1ULL << 50)
 
 __attribute__((format(printf, 2, 3), noreturn))
 static void uo_die(int status, const char *fmt, ...)
@@ -81,7 +78,7 @@ static void uo_usage(void)
 	      "      --read-only       guard reads only (= --guard read)\n"
 	      "      --write-only      guard writes only (= --guard write)\n"
 	      "  -r, --reuse SECONDS   a file streamed again within this stays cached\n"
-	      "                        (600; also 90s, 10m, 2h; 0: off)\n"
+	      "                        (600; also 90s, 10m, 2h, 1d; 0: off)\n"
 	      "  -s, --stats[=DEST]    one summary line per process at exit, to stderr\n"
 	      "                        (the default), a descriptor number or a file\n"
 	      "  -T, --trace DEST      log every decision to stderr, a descriptor or a file\n"
@@ -99,62 +96,35 @@ static void uo_usage(void)
 	      stdout);
 }
 
-/* "8M", "8MiB", "8388608", "1g": binary multiples, as the library reads them. */
-static bool uo_parse_size(const char *s, uint64_t *out)
+/*
+ * Values are checked by the library's own parsers (preload/conffile.c,
+ * linked in): what the command accepts is exactly what the library reads.
+ */
+static void uo_check(const char *opt, const char *s, const char *why)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	switch (*p) {
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	case 't': case 'T': shift = 40; p++; break;
-	}
-	if (shift && *p == 'i')
-		p++;
-	if (*p == 'B' || (shift && *p == 'b'))
-		p++;
-	if (*p || (shift && v > (UINT64_MAX >> shift)))
-		return false;
-	*out = v << shift;
-	return true;
+	if (why)
+		uo_die(UO_EXIT_USAGE, "%s '%s': %s", opt, s, why);
 }
 
 static void uo_check_size(const char *opt, const char *s)
 {
 	uint64_t v;
 
-	if (!uo_parse_size(s, &v))
-		uo_die(UO_EXIT_USAGE, "%s '%s': not a size (try 32M)", opt, s);
-	if (v < UO_SIZE_MIN || v > UO_SIZE_MAX)
-		uo_die(UO_EXIT_USAGE, "%s '%s': out of range (2M..1P)", opt, s);
+	uo_check(opt, s, uo_parse_size_setting(s, &v));
 }
 
-/* "600", "90s", "10m", "2h". */
 static void uo_check_reuse(const char *s)
 {
-	const char *p = s;
+	uint32_t v;
 
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (p == s || p - s > 9 || (*p && (!strchr("smh", *p) || p[1])))
-		uo_die(UO_EXIT_USAGE, "--reuse '%s': expected seconds (600, 90s, 10m, 2h; 0: off)",
-		       s);
+	uo_check("--reuse", s, uo_parse_reuse(s, &v));
 }
 
 static void uo_check_guard(const char *s)
 {
-	if (strcmp(s, "read") && strcmp(s, "write") && strcmp(s, "both"))
-		uo_die(UO_EXIT_USAGE, "--guard '%s': expected read, write or both", s);
+	unsigned v;
+
+	uo_check("--guard", s, uo_parse_guard(s, &v));
 }
 
 static bool uo_all_digits(const char *s)

@@ -275,6 +275,7 @@ static const struct cli_opt_case cli_opt_cases[] = {
 	{ { "--reuse=10m" }, NULL, "USEONCE_REUSE", "10m" },
 	{ { "-r", "90s" }, NULL, "USEONCE_REUSE", "90s" },
 	{ { "--reuse", "2h" }, NULL, "USEONCE_REUSE", "2h" },
+	{ { "-r", "1d" }, NULL, "USEONCE_REUSE", "1d" },
 	{ { "-s" }, NULL, "USEONCE_STATS", "stderr" },
 	{ { "--stats" }, NULL, "USEONCE_STATS", "stderr" },
 	{ { "-s3" }, NULL, "USEONCE_STATS", "3" },
@@ -523,7 +524,7 @@ static const char *const cli_bad_args[][3] = {
 	{ "-t", "1M" }, { "-t", "8X" }, { "-t", "" }, { "-t", "M" }, { "-t", "-8M" },
 	{ "-t", "99999999999999999999" }, { "-t", "2048T" }, { "--window=1048575" },
 	{ "-w", "abc" }, { "-g", "sideways" }, { "-g", "" }, { "--guard=Read" },
-	{ "-r", "5d" }, { "-r", "" }, { "-r", "-1" }, { "--reuse=10 m" },
+	{ "-r", "5w" }, { "-r", "" }, { "-r", "-1" }, { "--reuse=10 m" },
 	{ "--stats=" }, { "-T", "" }, { "-c", "/nonexistent/uotest.conf" }, { "-c", "@DIR" },
 	{ "-c", "" }, { NULL },
 };
