@@ -716,7 +716,7 @@ START_TEST(test_early_constructor)
 	 * constructor has run.  Both orders must work.
 	 */
 	for (order = 0; order < 2; order++) {
-		char preload[2 * PATH_MAX + 32], e_read[PATH_MAX + 32], e_report[PATH_MAX + 32];
+		char preload[3 * PATH_MAX + 96], e_read[PATH_MAX + 32], e_report[PATH_MAX + 32];
 		char e_trace[PATH_MAX + 32], report[PATH_MAX], trace[PATH_MAX], out[PATH_MAX];
 		char got[96], traced[8192];
 		const char *env[] = { preload, e_read, e_report, e_trace, NULL };
@@ -724,11 +724,14 @@ START_TEST(test_early_constructor)
 		struct uot_cmd c;
 		struct uot_result r;
 		const char *first = order ? "early_reader" : "libuseonce";
+		const char *san = getenv("UO_PRELOAD_FIRST");
 
 		uot_scratch_path(report, sizeof(report), order ? "early.report1" : "early.report0");
 		uot_scratch_path(trace, sizeof(trace), order ? "early.trace1" : "early.trace0");
 		uot_scratch_path(out, sizeof(out), order ? "early.out1" : "early.out0");
-		uot_sfmt(preload, sizeof(preload), "LD_PRELOAD=%s:%s", order ? uot_library() : so,
+		/* A sanitizer's runtime, in the sanitizer pass, must come before both. */
+		uot_sfmt(preload, sizeof(preload), "LD_PRELOAD=%s%s%s:%s", san ? san : "",
+			san && *san ? ":" : "", order ? uot_library() : so,
 			order ? so : uot_library());
 		uot_sfmt(e_read, sizeof(e_read), "UOT_EARLY_READ=%s", data);
 		uot_sfmt(e_report, sizeof(e_report), "UOT_EARLY_REPORT=%s", report);

@@ -575,7 +575,15 @@ static void reexec_preloaded(char **argv)
 		fprintf(stderr, "check_hooks: %s: %s\n", rel, strerror(errno));
 		exit(EXIT_FAILURE);
 	}
-	setenv("LD_PRELOAD", lib, 1);
+	/* A sanitizer's runtime, when the library is built with one, comes first. */
+	if (getenv("UO_PRELOAD_FIRST") && *getenv("UO_PRELOAD_FIRST")) {
+		char list[2 * PATH_MAX + 1];
+
+		snprintf(list, sizeof(list), "%s:%s", getenv("UO_PRELOAD_FIRST"), lib);
+		setenv("LD_PRELOAD", list, 1);
+	} else {
+		setenv("LD_PRELOAD", lib, 1);
+	}
 	setenv(CHILD_MARK, "1", 1);
 	execv("/proc/self/exe", argv);
 	perror("check_hooks: execv");

@@ -29,6 +29,8 @@ for tool in git zstd rsync sqlite3 gzip; do
 done
 # check_oddfds mounts a FUSE filesystem (bindfs brings fuse3's fusermount3).
 command -v bindfs >/dev/null 2>&1 || missing="$missing bindfs"
+# check_life watches a posix_spawn child with strace -f.
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

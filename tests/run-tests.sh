@@ -2,6 +2,14 @@
 # Runs every Check program given, and ends with one line that adds them up:
 #   check: N passed, N failed
 # Exit status is 0 only if every program ran and none failed.
+#
+# An argument NAME=VALUE sets NAME in the environment of the programs after
+# it (an empty VALUE unsets it): the sanitizer pass runs a second set of
+# programs with UO_BUILD and the sanitizers' options of its own.
+#
+# A program also fails if it exits with a failure status its summary does not
+# explain, or if its output holds a sanitizer's report: reports from programs
+# run under the preloaded library (cp, python3) reach only our output.
 set -u
 
 build=$1
@@ -13,13 +21,34 @@ export USEONCE_REUSE=0
 passed=0
 failed=0
 broken=""
-for prog in "$@"; do
-	name=$(basename "$prog")
+reported=""
+sanitizer='^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^WARNING: ThreadSanitizer|^SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer)|: runtime error: '
+for arg in "$@"; do
+	case $arg in
+	*=*)
+		var=${arg%%=*}
+		val=${arg#*=}
+		if [ -n "$val" ]; then
+			export "$var=$val"
+		else
+			unset "$var"
+		fi
+		continue
+		;;
+	esac
+	prog=$arg
+	name=$(basename "$(dirname "$(dirname "$prog")")")/$(basename "$prog")
 	out=$(mktemp)
-	"$prog" 2>&1 | tee "$out"
-	status=$?
+	rcfile=$(mktemp)
+	{ "$prog" 2>&1; echo $? >"$rcfile"; } | tee "$out"
+	status=$(cat "$rcfile")
 	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
-	rm -f "$out"
+	san=$(grep -cE "$sanitizer" "$out")
+	rm -f "$out" "$rcfile"
+	if [ "$san" -gt 0 ]; then
+		reported="$reported $name"
+		failed=$((failed + 1))
+	fi
 	if [ -z "$summary" ]; then
 		broken="$broken $name"
 		failed=$((failed + 1))
@@ -30,7 +59,12 @@ for prog in "$@"; do
 	errors=$(echo "$summary" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
 	passed=$((passed + checks - fails - errors))
 	failed=$((failed + fails + errors))
+	if [ "$status" -ne 0 ] && [ $((fails + errors)) -eq 0 ]; then
+		broken="$broken $name(exit $status)"
+		failed=$((failed + 1))
+	fi
 done
-[ -n "$broken" ] && echo "check: no summary from:$broken (crashed?)"
+[ -n "$reported" ] && echo "check: sanitizer reports from:$reported"
+[ -n "$broken" ] && echo "check: no summary or a failure status from:$broken (crashed?)"
 echo "check: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -186,6 +186,17 @@ const char *uot_library(void)
 	return path;
 }
 
+const char *uot_preload(void)
+{
+	static char list[2 * PATH_MAX + 64];
+	const char *first = getenv("UO_PRELOAD_FIRST");
+
+	if (!list[0])
+		uot_fmt(list, sizeof(list), "%s%s%s", first && *first ? first : "",
+			first && *first ? ":" : "", uot_library());
+	return list;
+}
+
 const char *uot_useonce(void)
 {
 	static char path[PATH_MAX + 32];
@@ -967,7 +978,7 @@ static void uot_child(const struct uot_cmd *c)
 		}
 	}
 	if (c->preload)
-		setenv("LD_PRELOAD", uot_library(), 1);
+		setenv("LD_PRELOAD", uot_preload(), 1);
 	else
 		unsetenv("LD_PRELOAD");
 	for (e = c->env; e && *e; e++)

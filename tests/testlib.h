@@ -39,6 +39,11 @@ char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
 /* rm -rf of a directory inside the scratch directory; anything else is refused. */
 void uot_scratch_rm(const char *dir);
 const char *uot_library(void);		/* .../libuseonce.so */
+/*
+ * What LD_PRELOAD must hold to load the library: $UO_PRELOAD_FIRST (a
+ * sanitizer's runtime, which must come before libc), then the library.
+ */
+const char *uot_preload(void);
 const char *uot_useonce(void);		/* .../useonce */
 bool uot_is_root(void);
 /* A number of MiB from the environment, at least 'low'; 'def' (with a warning from 'prog') otherwise. */

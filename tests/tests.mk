@@ -67,14 +67,16 @@ $(B)/tests/early_reader.so: tests/helpers/early_reader.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -shared -fPIC -DUOT_EARLY_READER_LIB -o $@ $< $(LDFLAGS)
 
+include tests/sanitize.mk
+
 test-deps:
 	$(Q)tests/install-deps.sh
 
 tests: all $(TEST_BINS) $(TEST_HELPERS) $(B)/test-sysconf/libuseonce.so
 
 check: test-deps
-	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory tests san-tests
 	$(Q)$(MAKE) --no-print-directory fuzz-replay
-	$(Q)tests/run-tests.sh $(B) $(TEST_BINS)
+	$(Q)tests/run-tests.sh $(B) $(TEST_BINS) $(SAN_RUN_ARGS)
 
 .PHONY: test-deps tests check fuzz fuzz-replay
