@@ -469,7 +469,7 @@ static bool drop_var(const char *e)
  */
 static int run(const char *const *argv, bool preload, const char *const *env)
 {
-	static char home_env[PATH_MAX + 8], preload_env[PATH_MAX + 16];
+	static char home_env[PATH_MAX + 8], preload_env[2 * PATH_MAX + 32];
 	const char *envp[512];
 	size_t n = 0;
 	char **e;
@@ -482,7 +482,11 @@ static int run(const char *const *argv, bool preload, const char *const *env)
 	snprintf(home_env, sizeof(home_env), "HOME=%s", c.home);
 	envp[n++] = home_env;
 	if (preload) {
-		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", c.lib);
+		const char *first = getenv("UO_PRELOAD_FIRST");
+
+		/* In the sanitizer pass the sanitizer's runtime must come first. */
+		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s%s%s",
+			 first && *first ? first : "", first && *first ? ":" : "", c.lib);
 		envp[n++] = preload_env;
 	}
 	for (; env && *env && n < 510; env++)

@@ -1177,6 +1177,7 @@ END_TEST
 /* Both sides exist and are not the same function: else nothing is compared. */
 START_TEST(test_two_sides_differ)
 {
+	const char *first = getenv("UO_PRELOAD_FIRST");
 	size_t i;
 
 	for (i = 0; i < N_HOOKS; i++) {
@@ -1186,6 +1187,17 @@ START_TEST(test_two_sides_differ)
 		ck_assert_msg(r, "libc has no %s", hooks[i].name);
 		ck_assert_msg(u && u != r, "%s is not interposed", hooks[i].name);
 		ck_assert(dladdr(u, &info) && info.dli_fname);
+		/*
+		 * In the sanitizer pass the sanitizer's interceptor comes first and
+		 * calls ours: then the library must still define the hook.
+		 */
+		if (first && *first && !strcmp(info.dli_fname, first)) {
+			void *lib = dlopen(uot_library(), RTLD_NOLOAD | RTLD_LAZY);
+
+			ck_assert_msg(lib && dlsym(lib, hooks[i].name), "%s: not in %s",
+				      hooks[i].name, uot_library());
+			continue;
+		}
 		ck_assert_msg(strstr(info.dli_fname, "libuseonce.so"), "%s comes from %s",
 			      hooks[i].name, info.dli_fname);
 	}
@@ -1685,7 +1697,7 @@ static void reexec_preloaded(char **argv)
 		exit(EXIT_FAILURE);
 	}
 	close(fd);
-	setenv("LD_PRELOAD", uot_library(), 1);
+	setenv("LD_PRELOAD", uot_preload(), 1);
 	setenv("USEONCE_THRESHOLD", "2M", 1);
 	setenv("USEONCE_WINDOW", "2M", 1);
 	setenv("USEONCE_REUSE", "0", 1);

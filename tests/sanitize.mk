@@ -27,8 +27,11 @@ TSAN_RUNTIME  = $(shell $(SAN_CC) -print-file-name=libtsan.so 2>/dev/null)
 # (cp, cat, dd, tar, python3, splice, sha256sum) with the sanitized library
 # preloaded, each hook kind on a real stream.  The hot-set suite adds
 # minutes of streaming in a cgroup, which tests the kernel's side.
+# check_config runs the config and value parsers on every malformed input it
+# has, and check_results every hook on every error, behind the interceptors.
 ASAN_E2E_MIB ?= 128
-ASAN_TESTS    = check_policy check_hooks check_e2e check_threads check_life
+ASAN_TESTS    = check_policy check_hooks check_e2e check_threads check_life check_config \
+		check_results
 TSAN_TESTS    = check_threads
 # detect_leaks=0: the library never allocates, so LeakSanitizer could only
 # speak of the programs it is preloaded into (cp, python3), whose leaks at
@@ -56,7 +59,8 @@ ifneq ($(SAN_OK),)
 	$(Q)$(MAKE) --no-print-directory B=$(ASAN_B) CC=$(SAN_CC) \
 		CFLAGS="-O1 -g $(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		$(ASAN_B)/libuseonce.so $(ASAN_TESTS:%=$(ASAN_B)/tests/%) \
-		$(ASAN_B)/tests/splice_copy $(ASAN_B)/tests/early_reader.so
+		$(ASAN_B)/tests/splice_copy $(ASAN_B)/tests/early_reader.so \
+		$(ASAN_B)/test-sysconf/libuseonce.so
 	$(Q)$(MAKE) --no-print-directory B=$(TSAN_B) CC=$(SAN_CC) \
 		CFLAGS="-O1 -g $(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" \
 		$(TSAN_B)/libuseonce.so $(TSAN_TESTS:%=$(TSAN_B)/tests/%)
@@ -68,6 +72,7 @@ endif
 ifneq ($(SAN_OK),)
 SAN_RUN_ARGS = $(ASAN_ENV) $(ASAN_B)/tests/check_policy $(ASAN_B)/tests/check_hooks \
 	       $(ASAN_B)/tests/check_threads $(ASAN_B)/tests/check_life \
+	       $(ASAN_B)/tests/check_config $(ASAN_B)/tests/check_results \
 	       CK_RUN_SUITE=library $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE=footprint UO_E2E_STREAM_MIB=$(ASAN_E2E_MIB) $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE= UO_E2E_STREAM_MIB= ASAN_OPTIONS= UBSAN_OPTIONS= \
