@@ -321,8 +321,27 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 }
 
 static struct uo_tree uo_tree;
-static atomic_flag uo_tree_busy = ATOMIC_FLAG_INIT;
+/*
+ * Who is updating uo_tree: 0 or a process id.  A pid, not a flag: a process
+ * forked while one of its parent's threads held it finds the parent's pid
+ * there, which no thread of its own will ever clear, and takes it over.
+ */
+static _Atomic int32_t uo_tree_owner;
 _Atomic bool uo_tree_on;
+
+static bool uo_tree_lock(void)
+{
+	int32_t self = (int32_t)syscall(SYS_getpid), seen = 0;
+
+	if (atomic_compare_exchange_strong_explicit(&uo_tree_owner, &seen, self,
+						    memory_order_acquire, memory_order_relaxed))
+		return true;
+	/* Busy in this process (another thread, or the code a signal interrupted). */
+	if (seen == self)
+		return false;
+	return atomic_compare_exchange_strong_explicit(&uo_tree_owner, &seen, self,
+						       memory_order_acquire, memory_order_relaxed);
+}
 
 /*
  * In tree mode, a file opened for reading is asked whether any of it is
@@ -372,10 +391,10 @@ static void uo_tree_closing(int fd, struct uo_slot *s)
 	    lseek(fd, 0, SEEK_CUR) != (off_t)f.size ||
 	    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) != 0)
 		return;
-	if (atomic_flag_test_and_set_explicit(&uo_tree_busy, memory_order_acquire))
+	if (!uo_tree_lock())
 		return;
 	on = uo_tree_closed(&uo_tree, (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-	atomic_flag_clear_explicit(&uo_tree_busy, memory_order_release);
+	atomic_store_explicit(&uo_tree_owner, 0, memory_order_release);
 	if (on != atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) {
 		atomic_store_explicit(&uo_tree_on, on, memory_order_relaxed);
 		uo_trace_decision(fd, on ? "tree mode: many files read whole, one after the other"
