@@ -49,7 +49,13 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #define UO_POS(off)	((off) < 0 ? (off64_t)-2 : (off64_t)(off))
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
 
-/* libc's functions, and a getter that finds one if the constructor has not yet. */
+/*
+ * libc's functions, and a getter that finds each at its first call: looking
+ * all 45 up at start would cost every process thousands of instructions.  The
+ * price: the first call of a hook made from a signal handler runs dlsym(),
+ * which is not async-signal-safe (in practice it can only go wrong if the
+ * handler interrupted the loader itself, in dlopen).
+ */
 #define UO_REAL(ret, name, params)						\
 	static ret (*uo_real_##name) params;					\
 	static ret (*uo_get_##name(void)) params				\
