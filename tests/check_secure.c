@@ -12,7 +12,10 @@
  * nobody (65534), with USEONCE_TRACE and XDG_RUNTIME_DIR pointing into a
  * directory nobody owns, and USEONCE_DISABLE=1.  The same copy without
  * its setuid bit is the control: there the trace and the record appear,
- * and USEONCE_DISABLE=1 is obeyed.
+ * and USEONCE_DISABLE=1 is obeyed.  Config files likewise: the user's
+ * (USEONCE_CONFIG, or under XDG_CONFIG_HOME with no USEONCE_ variable set)
+ * and USEONCE_STATS are ignored in secure mode, the system file (laid over
+ * /etc the same way) is read.
  *
  * Needs root, unshare, setpriv and overlayfs; skips with one line
  * otherwise.
@@ -187,6 +190,96 @@ START_TEST(test_control_obeys_environment)
 }
 END_TEST
 
+/*
+ * Config files: the user's (named by USEONCE_CONFIG, the user's to write)
+ * says enable = no, and USEONCE_STATS names a file.  A setuid program reads
+ * neither; the same program without the bit obeys both.
+ */
+static void write_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+}
+
+START_TEST(test_setuid_ignores_user_config)
+{
+	char conf[600], stats[600], extra[1400];
+	struct run r;
+
+	if (skipped())
+		return;
+	snprintf(conf, sizeof(conf), "%s/out/user.conf", s.top);
+	snprintf(stats, sizeof(stats), "%s/out/stats", s.top);
+	write_conf(conf, "enable = no\n");
+	ck_assert_int_eq(chown(conf, NOBODY, NOBODY), 0);
+	snprintf(extra, sizeof(extra), "USEONCE_CONFIG=%s USEONCE_STATS=%s", conf, stats);
+
+	unlink(stats);
+	run_probe("probe-plain", extra, &r);
+	if (s.droppable)
+		ck_assert_msg(r.resident_mib >= STREAM_MIB - 4, "the user's enable = no was not "
+			      "obeyed without secure mode (%.1f MiB cached): the test proves nothing",
+			      r.resident_mib);
+
+	unlink(stats);
+	run_probe("probe-setuid", extra, &r);
+	ck_assert_msg(strstr(r.out, "secure 1"), "not in secure mode:\n%s", r.out);
+	ck_assert_msg(!exists(stats), "a setuid program wrote the USEONCE_STATS file");
+	if (s.droppable)
+		ck_assert_msg(r.resident_mib <= GUARDED_MAX_MIB, "%.1f MiB stayed cached: a setuid "
+			      "program obeyed the user's config file", r.resident_mib);
+
+	/*
+	 * The user's file where it is looked for by default, with no USEONCE_
+	 * variable at all (the second env drops the trace's): the library then
+	 * has no environment to ignore, and must still leave the file unread.
+	 */
+	snprintf(conf, sizeof(conf), "%s/out/xdg", s.top);
+	ck_assert_int_eq(sh("mkdir -p '%s/useonce' && cp '%s/out/user.conf' '%s/useonce/config' && "
+			    "chown -R %d:%d '%s'", conf, s.top, conf, NOBODY, NOBODY, conf), 0);
+	snprintf(extra, sizeof(extra), "env -u USEONCE_TRACE XDG_CONFIG_HOME=%s", conf);
+	run_probe("probe-plain", extra, &r);
+	if (s.droppable)
+		ck_assert_msg(r.resident_mib >= STREAM_MIB - 4, "XDG_CONFIG_HOME's enable = no was "
+			      "not obeyed without secure mode (%.1f MiB cached)", r.resident_mib);
+	run_probe("probe-setuid", extra, &r);
+	ck_assert_msg(strstr(r.out, "secure 1"), "not in secure mode:\n%s", r.out);
+	if (s.droppable)
+		ck_assert_msg(r.resident_mib <= GUARDED_MAX_MIB, "%.1f MiB stayed cached: a setuid "
+			      "program read the config file under XDG_CONFIG_HOME", r.resident_mib);
+	sh("rm -rf '%s'", conf);
+	snprintf(conf, sizeof(conf), "%s/out/user.conf", s.top);
+
+	/* The control for the stats file: written when the bit is not set. */
+	snprintf(extra, sizeof(extra), "USEONCE_STATS=%s", stats);
+	run_probe("probe-plain", extra, &r);
+	ck_assert_msg(exists(stats), "no stats file without secure mode: the test proves nothing");
+	unlink(stats);
+	unlink(conf);
+}
+END_TEST
+
+/* The system file is root's: read in secure mode too. */
+START_TEST(test_setuid_reads_system_config)
+{
+	char conf[600];
+	struct run r;
+
+	if (skipped())
+		return;
+	snprintf(conf, sizeof(conf), "%s/etc/useonce.conf", s.top);
+	write_conf(conf, "enable = no\n");
+	run_probe("probe-setuid", "", &r);
+	unlink(conf);
+	ck_assert_msg(strstr(r.out, "secure 1"), "not in secure mode:\n%s", r.out);
+	if (s.droppable)
+		ck_assert_msg(r.resident_mib >= STREAM_MIB - 4, "only %.1f MiB stayed cached: the "
+			      "system file's enable = no was not read in secure mode",
+			      r.resident_mib);
+}
+END_TEST
+
 /* Every directory above 'path' must let others through, or nobody cannot run the probe. */
 static bool reachable_by_others(const char *path)
 {
@@ -342,6 +435,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, NULL, etc_untouched);
 	tcase_add_loop_test(tc, test_setuid_ignores_environment, 0, 2);
 	tcase_add_test(tc, test_control_obeys_environment);
+	tcase_add_test(tc, test_setuid_ignores_user_config);
+	tcase_add_test(tc, test_setuid_reads_system_config);
 	suite_add_tcase(su, tc);
 	return uot_check_run(su, false);
 }
