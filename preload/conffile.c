@@ -280,6 +280,18 @@ static void uo_conf_warn(struct uo_conf_state *cs, const char *key, const char *
 }
 
 /* "~/x" or "~" with HOME, an absolute path otherwise, trailing '/' removed. */
+/* Is a component of this absolute path "." or ".."? */
+static bool uo_dot_component(const char *path)
+{
+	const char *p;
+
+	for (p = path; *p; p++)
+		if (p[0] == '/' && p[1] == '.' &&
+		    (p[2] == '/' || !p[2] || (p[2] == '.' && (p[3] == '/' || !p[3]))))
+			return true;
+	return false;
+}
+
 static void uo_conf_rule(struct uo_conf_state *cs, const char *key, const char *value,
 			 enum uo_rule_kind kind)
 {
@@ -318,6 +330,14 @@ static void uo_conf_rule(struct uo_conf_state *cs, const char *key, const char *
 	while (n > 1 && rule->path[n - 1] == '/')
 		n--;
 	rule->path[n] = '\0';
+	/*
+	 * Paths are matched against what the kernel says a descriptor names,
+	 * which never has "." or ".." in it: such a rule could never match.
+	 */
+	if (uo_dot_component(rule->path)) {
+		uo_conf_warn(cs, key, value, "has a . or .. component (write the path plainly)");
+		return;
+	}
 	rule->len = (uint16_t)n;
 	rule->kind = (uint8_t)kind;
 	cs->rules->n++;

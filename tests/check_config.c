@@ -305,6 +305,17 @@ START_TEST(test_rules)
 	ck_assert_int_eq(uo_rules_match(&rules, "/usr/x"), UO_RULE_ALWAYS);
 	ck_assert_int_eq(uo_rules_match(&rules, "/tmp/x"), UO_RULE_NEVER);
 
+	/* The kernel names files without . or ..: such rules warn and are dropped. */
+	parse("never = /a/../b\nnever = /a/.\nalways = ~/./x\nnever = /a/..b\nnever = /.x/y.\n",
+	      "/home/u", &w, &g, &p);
+	ck_assert_uint_eq(w.n, 3);
+	ck_assert_uint_eq(w.line[0], 1);
+	ck_assert_uint_eq(w.line[1], 2);
+	ck_assert_uint_eq(w.line[2], 3);
+	ck_assert_uint_eq(rules.n, 2);
+	ck_assert_str_eq(rules.rule[0].path, "/a/..b");
+	ck_assert_str_eq(rules.rule[1].path, "/.x/y.");
+
 	/* Without HOME, rules with ~ are skipped, silently (documented). */
 	parse("never = ~/.cache\nnever = /x\n", NULL, &w, &g, &p);
 	ck_assert_uint_eq(w.n, 0);
