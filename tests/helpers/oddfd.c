@@ -1361,40 +1361,37 @@ static void sc_blockdev(const char *dev)
 	free(buf);
 }
 
+static const struct {
+	const char *name;
+	void (*run)(void);
+} scenarios[] = {
+	{ "pipe", sc_pipe }, { "socket", sc_socket }, { "tty", sc_tty }, { "proc", sc_proc },
+	{ "memfd", sc_memfd }, { "direct", sc_direct }, { "append", sc_append },
+	{ "sparse", sc_sparse }, { "grow", sc_grow }, { "chardev", sc_chardev },
+};
+
 int main(int argc, char **argv)
 {
 	const char *sc = argc > 1 ? argv[1] : "";
+	size_t i;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 2)
 		snprintf(dir, sizeof(dir), "%s", argv[2]);
-	if (!strcmp(sc, "regular") || !strcmp(sc, "fuse") || !strcmp(sc, "tmpfs"))
+	if (!strcmp(sc, "regular") || !strcmp(sc, "fuse") || !strcmp(sc, "tmpfs")) {
 		files(sc);
-	else if (!strcmp(sc, "pipe"))
-		sc_pipe();
-	else if (!strcmp(sc, "socket"))
-		sc_socket();
-	else if (!strcmp(sc, "tty"))
-		sc_tty();
-	else if (!strcmp(sc, "proc"))
-		sc_proc();
-	else if (!strcmp(sc, "memfd"))
-		sc_memfd();
-	else if (!strcmp(sc, "direct"))
-		sc_direct();
-	else if (!strcmp(sc, "append"))
-		sc_append();
-	else if (!strcmp(sc, "sparse"))
-		sc_sparse();
-	else if (!strcmp(sc, "grow"))
-		sc_grow();
-	else if (!strcmp(sc, "chardev"))
-		sc_chardev();
-	else if (!strcmp(sc, "blockdev") && argc > 2)
-		sc_blockdev(argv[2]);
-	else {
-		fprintf(stderr, "usage: oddfd SCENARIO [DIR|DEVICE] (see the source)\n");
-		return 2;
+		return failures ? 1 : 0;
 	}
-	return failures ? 1 : 0;
+	if (!strcmp(sc, "blockdev") && argc > 2) {
+		sc_blockdev(argv[2]);
+		return failures ? 1 : 0;
+	}
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		if (!strcmp(sc, scenarios[i].name)) {
+			scenarios[i].run();
+			return failures ? 1 : 0;
+		}
+	}
+	fprintf(stderr, "usage: oddfd SCENARIO [DIR|DEVICE] (see the source)\n");
+	return 2;
 }
