@@ -45,25 +45,13 @@ static struct {
 	pid_t owner;
 } d;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static void disk_down(void)
 {
 	if (d.mounted && umount(d.mnt) != 0)
 		umount2(d.mnt, MNT_DETACH);
 	d.mounted = false;
 	if (d.loop[0])
-		sh("losetup -d %s 2>/dev/null", d.loop);
+		uot_sh("losetup -d %s 2>/dev/null", d.loop);
 	d.loop[0] = '\0';
 	unlink(d.image);
 	if (d.tmpfs_up && umount(d.small) != 0)
@@ -83,10 +71,10 @@ static void disk_up(enum disk_kind kind)
 			      "mount tmpfs: %s", strerror(errno));
 		d.tmpfs_up = true;
 		snprintf(d.image, sizeof(d.image), "%s/disk.img", d.small);
-		ck_assert_int_eq(sh("truncate -s 256M '%s'", d.image), 0);
+		ck_assert_int_eq(uot_sh("truncate -s 256M '%s'", d.image), 0);
 	} else {
 		uot_scratch_path(d.image, sizeof(d.image), "small.img");
-		ck_assert_int_eq(sh("truncate -s 64M '%s'", d.image), 0);
+		ck_assert_int_eq(uot_sh("truncate -s 64M '%s'", d.image), 0);
 	}
 	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", d.image);
 	p = popen(cmd, "r");
@@ -96,7 +84,7 @@ static void disk_up(enum disk_kind kind)
 	pclose(p);
 	d.loop[strcspn(d.loop, "\n")] = '\0';
 	ck_assert_msg(d.loop[0] == '/', "losetup gave no device for %s", d.image);
-	ck_assert_int_eq(sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", d.loop), 0);
+	ck_assert_int_eq(uot_sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", d.loop), 0);
 	ck_assert_msg(mount(d.loop, d.mnt, "ext4", 0, NULL) == 0, "mount %s: %s", d.loop,
 		      strerror(errno));
 	d.mounted = true;
@@ -294,7 +282,7 @@ static void prepare(void)
 		snprintf(d.why, sizeof(d.why), "not root: cannot mount or attach loop devices");
 		return;
 	}
-	if (sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
+	if (uot_sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
 		snprintf(d.why, sizeof(d.why), "losetup or mkfs.ext4 missing");
 		return;
 	}

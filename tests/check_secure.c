@@ -64,18 +64,6 @@ struct run {
 	double resident_mib;
 };
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -236,7 +224,7 @@ START_TEST(test_setuid_ignores_user_config)
 	 * has no environment to ignore, and must still leave the file unread.
 	 */
 	snprintf(conf, sizeof(conf), "%s/out/xdg", s.top);
-	ck_assert_int_eq(sh("mkdir -p '%s/useonce' && cp '%s/out/user.conf' '%s/useonce/config' && "
+	ck_assert_int_eq(uot_sh("mkdir -p '%s/useonce' && cp '%s/out/user.conf' '%s/useonce/config' && "
 			    "chown -R %d:%d '%s'", conf, s.top, conf, NOBODY, NOBODY, conf), 0);
 	snprintf(extra, sizeof(extra), "env -u USEONCE_TRACE XDG_CONFIG_HOME=%s", conf);
 	run_probe("probe-plain", extra, &r);
@@ -248,7 +236,7 @@ START_TEST(test_setuid_ignores_user_config)
 	if (s.droppable)
 		ck_assert_msg(r.resident_mib <= GUARDED_MAX_MIB, "%.1f MiB stayed cached: a setuid "
 			      "program read the config file under XDG_CONFIG_HOME", r.resident_mib);
-	sh("rm -rf '%s'", conf);
+	uot_sh("rm -rf '%s'", conf);
 	snprintf(conf, sizeof(conf), "%s/out/user.conf", s.top);
 
 	/* The control for the stats file: written when the bit is not set. */
@@ -300,7 +288,7 @@ static void cleanup_at_exit(void)
 	if (getpid() != s.owner)
 		return;
 	if (s.top_ours && s.top[0])
-		sh("rm -rf '%s'", s.top);
+		uot_sh("rm -rf '%s'", s.top);
 	uot_scratch_remove();
 }
 
@@ -319,7 +307,7 @@ static void sweep_var_tmp(void)
 		pid = strtol(e->d_name + strlen(UOT_PREFIX), &end, 10);
 		if (pid > 0 && !*end && pid != getpid() && kill((pid_t)pid, 0) != 0 &&
 		    errno == ESRCH)
-			sh("rm -rf '/var/tmp/%s'", e->d_name);
+			uot_sh("rm -rf '/var/tmp/%s'", e->d_name);
 	}
 	if (d)
 		closedir(d);
@@ -327,7 +315,7 @@ static void sweep_var_tmp(void)
 
 static int install(const char *from, const char *to, mode_t mode)
 {
-	return sh("cp '%s' '%s/%s' && chown 0:0 '%s/%s' && chmod %o '%s/%s'", from, s.top, to,
+	return uot_sh("cp '%s' '%s/%s' && chown 0:0 '%s/%s' && chmod %o '%s/%s'", from, s.top, to,
 		  s.top, to, (unsigned)mode, s.top, to);
 }
 
@@ -343,11 +331,11 @@ static void prepare(void)
 		snprintf(s.why, sizeof(s.why), "not root: cannot make a setuid program or mount");
 		return;
 	}
-	if (sh("command -v unshare >/dev/null && command -v setpriv >/dev/null") != 0) {
+	if (uot_sh("command -v unshare >/dev/null && command -v setpriv >/dev/null") != 0) {
 		snprintf(s.why, sizeof(s.why), "unshare or setpriv missing");
 		return;
 	}
-	if (sh("grep -qw overlay /proc/filesystems") != 0) {
+	if (uot_sh("grep -qw overlay /proc/filesystems") != 0) {
 		snprintf(s.why, sizeof(s.why), "no overlayfs to lay ld.so.preload over /etc");
 		return;
 	}
@@ -377,7 +365,7 @@ static void prepare(void)
 	snprintf(probe, sizeof(probe), "%s/tests/secure_probe", uot_build_dir());
 	if (install(uot_library(), "libuseonce.so", 0644) != 0 ||
 	    install(probe, "probe-setuid", 04755) != 0 || install(probe, "probe-plain", 0755) != 0 ||
-	    sh("mkdir -p '%s/etc' '%s/out/run' && chown %d:%d '%s/out' '%s/out/run' && "
+	    uot_sh("mkdir -p '%s/etc' '%s/out/run' && chown %d:%d '%s/out' '%s/out/run' && "
 	       "chmod 0700 '%s/out/run'", s.top, s.top, NOBODY, NOBODY, s.top, s.top, s.top) != 0) {
 		snprintf(s.why, sizeof(s.why), "cannot install the probes in %s", s.top);
 		return;

@@ -80,6 +80,17 @@ char *uot_sfmt(char *out, size_t size, const char *fmt, ...)
 	return out;
 }
 
+int uot_sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
 const char *uot_srcdir(void)
 {
 	static char dir[PATH_MAX];

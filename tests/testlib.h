@@ -36,6 +36,9 @@ const char *uot_srcdir(void);
 /* snprintf into out, returning out: for building argument strings inline. */
 __attribute__((format(printf, 3, 4)))
 char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
+/* system() of a formatted command line; its wait status. */
+__attribute__((format(printf, 1, 2)))
+int uot_sh(const char *fmt, ...);
 /* rm -rf of a directory inside the scratch directory; anything else is refused. */
 void uot_scratch_rm(const char *dir);
 const char *uot_library(void);		/* .../libuseonce.so */
