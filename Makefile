@@ -9,9 +9,14 @@ SYSCONFDIR ?= /etc
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-# The hooks define read, pread... themselves: no fortify wrappers, no 64-bit renames.
+# 64-bit file offsets everywhere (a 32-bit build must not cut offsets at
+# 2 or 4 GiB), except in hooks.c: the hooks define read, pread... themselves,
+# so there no fortify wrappers and no 64-bit renames.
 BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -Iinclude -Ipreload $(WARN)
+LFS_CFLAGS  = -D_FILE_OFFSET_BITS=64
 LIB_CFLAGS  = $(BASE_CFLAGS) -fPIC -fvisibility=hidden
+# The flags of one library source.
+lib_cflags  = $(LIB_CFLAGS) $(if $(filter hooks.c,$(notdir $(1))),,$(LFS_CFLAGS))
 B       ?= build
 
 ifeq ($(V),1)
@@ -20,11 +25,15 @@ else
 Q = @
 endif
 
-LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
-           preload/policy.c preload/config.c preload/trace.c preload/sys.c \
-           preload/record.c preload/conffile.c preload/stats.c
+# The library's layers, top down: hooks (and copy) -> guard -> tree,
+# classify, record, advise, fdtab, policy -> sys; config fills one struct
+# that the others read; stats and trace are leaves.
+LIB_SRCS = preload/hooks.c preload/copy.c preload/guard.c preload/tree.c \
+           preload/classify.c preload/record.c preload/advise.c preload/fdtab.c \
+           preload/policy.c preload/config.c preload/conffile.c preload/stats.c \
+           preload/trace.c preload/sys.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
-HDRS     = include/useonce.h preload/uo_internal.h preload/uo_conf.h preload/hooks.def
+HDRS     = include/useonce.h $(wildcard preload/*.h) preload/hooks.def
 # Where the system config file is looked for, compiled into the library.
 UO_DEFS  = -DUO_SYSCONFDIR='"$(SYSCONFDIR)"'
 
@@ -33,7 +42,7 @@ all: $(B)/libuseonce.so $(B)/useonce $(B)/policy-replay
 $(B)/obj/%.o: preload/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(UO_DEFS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(call lib_cflags,$<) $(UO_DEFS) $(CFLAGS) -c -o $@ $<
 
 # SYSCONFDIR is compiled into config.o: rebuilt when it changes.
 $(B)/obj/config.o: $(B)/dirs
@@ -50,7 +59,7 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 # The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/uo_conf.h $(B)/dirs
+$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
@@ -62,7 +71,7 @@ $(B)/dirs: FORCE
 	@mkdir -p $(B)
 	@[ "$$(cat $@ 2>/dev/null)" = '$(UO_DIRS)' ] || echo '$(UO_DIRS)' > $@
 
-$(B)/policy-replay: examples/policy-replay.c preload/policy.c include/useonce.h
+$(B)/policy-replay: examples/policy-replay.c preload/policy.c preload/policy.h include/useonce.h
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ examples/policy-replay.c preload/policy.c

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "useonce.h"
+#include "policy.h"
 
 static unsigned long long size(const char *s)
 {

@@ -8,44 +8,32 @@
  *   start writeback with SYNC_FILE_RANGE_WRITE only, and wait by watching
  *   cachestat(2), which reads page states and consumes nothing.
  * - Advice failures are silent: they are the program's business only in a
- *   trace.  errno is restored by the hooks.
+ *   trace.  Nothing here touches errno: system calls are made raw.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "uo_internal.h"
+#include "advise.h"
+#include "config.h"
+#include "stats.h"
+#include "sys.h"
+#include "trace.h"
 
-#ifndef __NR_cachestat
-#define __NR_cachestat 451	/* the same number on every architecture */
-#endif
-
-struct uo_cachestat_range {
-	uint64_t off;
-	uint64_t len;
-};
-
-struct uo_cachestat {
-	uint64_t nr_cache;
-	uint64_t nr_dirty;
-	uint64_t nr_writeback;
-	uint64_t nr_evicted;
-	uint64_t nr_recently_evicted;
-};
+_Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
 /* A stuck disk must not hang the program forever in our hands. */
 #define UO_WAIT_BUDGET_NS	(5ULL * 1000000000ULL)
 #define UO_WAIT_FIRST_NS	(1ULL * 1000000ULL)
 #define UO_WAIT_LONGEST_NS	(16ULL * 1000000ULL)
 
-static off_t uo_len(struct uo_range r)
+/* The length of a range for the kernel: 0 is "to end of file". */
+static uint64_t uo_len(struct uo_range r)
 {
-	return r.end == UO_EOF ? 0 : (off_t)(r.end - r.start);
+	return r.end == UO_EOF ? 0 : r.end - r.start;
 }
 
 static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err,
@@ -78,24 +66,23 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
  */
 static uint64_t uo_wait_writeback(int fd, struct uo_range r)
 {
-	struct uo_cachestat_range range = { r.start, (uint64_t)uo_len(r) };
 	struct uo_cachestat cs;
 	uint64_t nap = UO_WAIT_FIRST_NS, waited = 0;
 
 	for (;;) {
 		struct timespec ts;
 
-		if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+		if (uo_cachestat(fd, r.start, uo_len(r), &cs) != 0)
 			return waited;
 		if (cs.nr_dirty == 0 && cs.nr_writeback == 0)
 			return waited;
 		if (waited >= UO_WAIT_BUDGET_NS)
 			return waited;
 		if (cs.nr_writeback == 0)
-			uo_sync_file_range(fd, r.start, (uint64_t)uo_len(r), SYNC_FILE_RANGE_WRITE);
+			uo_sync_file_range(fd, r.start, uo_len(r), SYNC_FILE_RANGE_WRITE);
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)nap;
-		nanosleep(&ts, NULL);
+		uo_sys(SYS_nanosleep, &ts, NULL);
 		waited += nap;
 		if (nap < UO_WAIT_LONGEST_NS)
 			nap *= 2;
@@ -110,15 +97,16 @@ static uint64_t uo_wait_writeback(int fd, struct uo_range r)
  */
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 {
-	struct uo_cachestat_range range = { r.start, r.end - r.start };
 	struct uo_cachestat cs;
 	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i;
+	int err;
 
 	*cached = 0;
 	if (!page)
 		page = 4096;
-	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
-		return errno == EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
+	err = uo_cachestat(fd, r.start, r.end - r.start, &cs);
+	if (err)
+		return err == -EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
 	/* The common answers, nothing or everything, in one call. */
 	if (cs.nr_cache == 0)
 		return UO_EV_PROBED;
@@ -126,22 +114,18 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 		*cached = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
 		return UO_EV_PROBED;
 	}
-	for (i = 0; i < folios && i < 64; i++) {
-		range.off = r.start + i * align;
-		range.len = align;
-		if (syscall(__NR_cachestat, fd, &range, &cs, 0) == 0 && cs.nr_cache * page * 2 >= align)
+	for (i = 0; i < folios && i < 64; i++)
+		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 &&
+		    cs.nr_cache * page * 2 >= align)
 			*cached |= 1ULL << i;
-	}
 	return UO_EV_PROBED;
 }
 
-/* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd)
 {
-	struct uo_cachestat_range range = { 0, 0 };
 	struct uo_cachestat cs;
 
-	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+	if (uo_cachestat(fd, 0, 0, &cs) != 0)
 		return -1;
 	return (int64_t)cs.nr_cache;
 }
@@ -153,14 +137,14 @@ static int uo_drop(int fd, struct uo_range r, uint64_t keep, uint64_t align)
 	int err = 0, e;
 
 	if (!keep)
-		return posix_fadvise(fd, (off_t)r.start, uo_len(r), POSIX_FADV_DONTNEED);
+		return -uo_fadvise_dontneed(fd, r.start, uo_len(r));
 	while (at < r.end) {
 		for (; at < r.end && ((keep >> i) & 1); at += align, i++)
 			;
 		for (from = at; at < r.end && !((keep >> i) & 1); at += align, i++)
 			;
 		if (at > from) {
-			e = posix_fadvise(fd, (off_t)from, (off_t)(at - from), POSIX_FADV_DONTNEED);
+			e = -uo_fadvise_dontneed(fd, from, at - from);
 			err = err ? err : e;
 		}
 	}
@@ -206,8 +190,8 @@ void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *coun
 
 	if (!uo_range_empty(adv->flush)) {
 		if (!dry)
-			err = uo_sync_file_range(fd, adv->flush.start, (uint64_t)uo_len(adv->flush),
-						 SYNC_FILE_RANGE_WRITE) ? errno : 0;
+			err = -uo_sync_file_range(fd, adv->flush.start, uo_len(adv->flush),
+						  SYNC_FILE_RANGE_WRITE);
 		if (err)
 			UO_STAT_ADD(advice_errors, 1);
 		else if (adv->flush.start < size)
@@ -227,5 +211,28 @@ void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *coun
 						     : "dry run: would drop")
 					: adv->keep ? "drop (sparing what was cached before)" : "drop",
 				adv->drop, err, waited);
+	}
+}
+
+/* A whole file of a tree, cold when opened and read whole: it can go. */
+void uo_drop_tree_file(int fd, uint64_t size)
+{
+	struct uo_range all = { 0, UO_EOF };
+	int err = uo_config.dryrun ? 0 : -uo_fadvise_dontneed(fd, 0, 0);
+
+	if (err)
+		UO_STAT_ADD(advice_errors, 1);
+	else {
+		UO_STAT_ADD(tree_files, 1);
+		UO_STAT_ADD(dropped, size);
+	}
+	if (uo_tracing()) {
+		struct uo_line l;
+
+		uo_line_start(&l, fd);
+		uo_line_str(&l, uo_config.dryrun ? "dry run: would drop " : "drop ");
+		uo_line_range(&l, all);
+		uo_line_str(&l, err ? ": failed" : ": a file of the tree, cold when opened");
+		uo_line_trace(&l);
 	}
 }

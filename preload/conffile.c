@@ -16,8 +16,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
+#include "policy.h"
 
 static bool uo_streq(const char *a, const char *b)
 {

@@ -20,10 +20,13 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "uo_internal.h"
+#include "conf.h"
+#include "config.h"
+#include "sys.h"
+#include "trace.h"
+
+_Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
 #ifndef UO_SYSCONFDIR
 #define UO_SYSCONFDIR "/etc"
@@ -141,17 +144,6 @@ const char *uo_program_name(void)
 	return "?";
 }
 
-/* fstat without libc's syscall(), whose first call costs a symbol lookup. */
-static int uo_fstat_raw(long fd, struct stat *st)
-{
-#if defined(__x86_64__) || defined(__aarch64__)
-	/* There, the kernel's struct stat is libc's. */
-	return uo_sys(SYS_fstat, fd, (long)st, 0, 0) == 0 ? 0 : -1;
-#else
-	return fstat((int)fd, st);
-#endif
-}
-
 static void uo_file_warn(void *arg, unsigned line, const char *key, const char *value,
 			 const char *why)
 {
@@ -185,7 +177,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 	};
 	struct uo_settings global = { 0 }, program = { 0 };
 	size_t len = 0, i;
-	struct stat st;
+	struct uo_file st;
 	long fd;
 
 	/* O_NONBLOCK: a FIFO put in its place must not hang every program. */
@@ -198,11 +190,11 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
 	}
-	if (uo_fstat_raw(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (uo_fstat((int)fd, &st) != 0 || !S_ISREG(st.mode)) {
 		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
 		goto out;
 	}
-	if (system && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+	if (system && (st.uid != 0 || (st.mode & (S_IWGRP | S_IWOTH)))) {
 		uo_warn_at(path, 0, NULL, NULL,
 			   "not owned by root, or writable by group or others; ignored");
 		goto out;
@@ -494,6 +486,5 @@ void uo_config_load(char *const *argv)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
-	if (!uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]))
-		uo_stats_start();
+	/* The statistics are started by the constructor, which calls us first. */
 }

@@ -6,16 +6,16 @@
  * compare-and-swap, so nothing at start-up scales with the descriptor limit
  * and the table is safe to touch from signal handlers and vfork children.
  *
- * A slot is taken with the try-lock of uo_internal.h, which never waits.
+ * A slot is taken with the try-lock of fdtab.h, which never waits.
  * The chunks are wiped in a forked child (MADV_WIPEONFORK).
  *
  * SPDX-License-Identifier: MIT
  */
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "uo_internal.h"
+#include "fdtab.h"
+#include "sys.h"
 
 #define UO_FDTAB_CHUNKS	(UO_FDTAB_MAX / UO_FDTAB_CHUNK)
 
@@ -28,21 +28,21 @@ static struct uo_slot *uo_chunk(unsigned index, bool create)
 	chunk = atomic_load_explicit(&uo_fdtab_chunks[index], memory_order_acquire);
 	if (chunk || !create)
 		return chunk;
-	chunk = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (chunk == MAP_FAILED)
-		return NULL;
 	/*
-	 * A forked child starts with an empty table: what the parent knew of
-	 * shared descriptors is relearned in a window, and a slot another
-	 * thread held at fork time is not left locked forever.  Kernels before
-	 * 4.14 refuse; there such a slot only stays unguarded in the child.
+	 * Wiped in a forked child, which starts with an empty table: what the
+	 * parent knew of shared descriptors is relearned in a window, and a
+	 * slot another thread held at fork time is not left locked forever.
+	 * Kernels before 4.14 refuse; there such a slot only stays unguarded
+	 * in the child.  A failed map leaves errno as it was: the program's
+	 * call succeeded.
 	 */
-	madvise(chunk, size, MADV_WIPEONFORK);
+	chunk = uo_map_private(size);
+	if (!chunk)
+		return NULL;
 	if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_chunks[index], &expected, chunk,
 						     memory_order_acq_rel,
 						     memory_order_acquire)) {
-		munmap(chunk, size);
+		uo_unmap(chunk, size);
 		chunk = expected;
 	}
 	return chunk;
@@ -64,7 +64,8 @@ void uo_slot_clear(struct uo_slot *s)
 	atomic_store_explicit(&s->counted[UO_WRITE], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
 	s->opened = UO_OPENED_UNKNOWN;
-	uo_reset(&s->st);
+	/* All zeroes is a fresh stream for the policy. */
+	memset(&s->st, 0, sizeof(s->st));
 	memset(&s->file, 0, sizeof(s->file));
 }
 

@@ -21,7 +21,25 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "uo_internal.h"
+#include "config.h"
+#include "copy.h"
+#include "fdtab.h"
+#include "guard.h"
+#include "stats.h"
+
+/* stdio streams name their descriptor; fileno() sets errno for those without one. */
+static inline int uo_stdio_fd(FILE *fp)
+{
+	int saved = errno, fd;
+
+	if (!fp)
+		return -1;
+	/* fileno() takes no lock. */
+	fd = fileno(fp);
+	if (fd < 0)
+		errno = saved;
+	return fd;
+}
 
 /* With optimisation, stdio.h makes these macros; we need the functions. */
 #undef fread_unlocked
@@ -38,16 +56,34 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE	0x00000080	/* Linux 6.14 */
+#endif
+
 #define UO_EXPORT	__attribute__((visibility("default")))
 #define UO_CURSOR	UO_UNKNOWN
 #define UO_NO_OFFSET	((off64_t *)0)
 #define UO_AT(off)	((off) < 0 ? UO_CURSOR : (uint64_t)(off))
-#define UO_AT_PTR(p)	((p) ? UO_AT(*(p)) : UO_CURSOR)
 #define UO_ONE(buf, n)	(&(struct iovec){ .iov_base = (buf), .iov_len = (n) })
-#define UO_LEN_UNKNOWN	SIZE_MAX
+#define UO_VECTOR	SIZE_MAX
+/* The file position, for a read: preadv2's -1. */
+#define UO_CUR		((off64_t)-1)
 /* Below -1, which preadv2 would take for the file position. */
 #define UO_POS(off)	((off) < 0 ? (off64_t)-2 : (off64_t)(off))
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
+
+/* m(a, b, ...) with the parentheses of a row's last field taken off. */
+#define UO_APPLY(m, ...)	m(__VA_ARGS__)
+#define UO_APPLY_TWIN(m, ...)	m(__VA_ARGS__)
+#define UO_UNPAREN(...)		__VA_ARGS__
+
+/*
+ * hooks.def is read twice: once for each row's function, with UO_OFF_T an
+ * off_t, once for the large-file twins, with UO_OFF_T an off64_t (the same
+ * type on 64-bit systems, not on 32-bit ones).
+ */
+#define UO_TWIN_PASS_1(...)	__VA_ARGS__
+#define UO_TWIN_PASS_0(...)
 
 /*
  * libc's functions, and a getter that finds each at its first call: looking
@@ -56,7 +92,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
  * which is not async-signal-safe (in practice it can only go wrong if the
  * handler interrupted the loader itself, in dlopen).
  */
-#define UO_REAL(ret, name, params)						\
+#define UO_REAL(name, ret, params)						\
 	static ret (*uo_real_##name) params;					\
 	static ret (*uo_get_##name(void)) params				\
 	{									\
@@ -67,25 +103,6 @@ int __openat64_2(int dirfd, const char *path, int flags);
 		}								\
 		return fn;							\
 	}
-#define UO_IO(ret, name, params, ...)			UO_REAL(ret, name, params)
-#define UO_READING(ret, name, params, ...)		UO_REAL(ret, name, params)
-#define UO_COPY(ret, name, params, ...)			UO_REAL(ret, name, params)
-#define UO_CLOSE(ret, name, params, ...)		UO_REAL(ret, name, params)
-#define UO_REPLACE(ret, name, params, ...)		UO_REAL(ret, name, params)
-#define UO_FORGET_RANGE(ret, name, params, ...)		UO_REAL(ret, name, params)
-#define UO_FORGET_FROM(name, params, ...)		UO_REAL(void, name, params)
-#define UO_OPEN(ret, name, params, ...)			UO_REAL(ret, name, params)
-#define UO_FOPEN(ret, name, params, ...)		UO_REAL(ret, name, params)
-#include "hooks.def"
-#undef UO_IO
-#undef UO_READING
-#undef UO_COPY
-#undef UO_CLOSE
-#undef UO_REPLACE
-#undef UO_FORGET_RANGE
-#undef UO_FORGET_FROM
-#undef UO_OPEN
-#undef UO_FOPEN
 
 /* The start of every wrapper: libc's function, or ENOSYS if it has none. */
 #define UO_FN(name, fail)							\
@@ -95,93 +112,63 @@ int __openat64_2(int dirfd, const char *path, int flags);
 		return fail;							\
 	}
 
-#define UO_IO(ret, name, params, args, fail, fd, dir, at, bytes)		\
+/* A wrapper: the kind's body, with the row's 'what' as its last arguments. */
+#define UO_WRAPPER(name, kind, ret, params, args, fail, what)			\
+	UO_REAL(name, ret, params)						\
 	UO_EXPORT ret name params						\
 	{									\
+		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
+	}
+
+#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes)			\
 		uint64_t uo_at = (at);						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
 		if ((bytes) > 0)						\
 			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
-		return uo_ret;							\
-	}
+		return uo_ret;
 
 static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
 			     size_t len, off64_t off, int flags, ssize_t *out);
 
 /* A read, made uncached when the guard asked for it (see uo_read_uncached). */
-#define UO_READING(ret, name, params, args, fail, fd, at, bytes, iov, cnt, len, off, flags) \
-	UO_EXPORT ret name params						\
-	{									\
-		uint64_t uo_at = (at);						\
+#define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
+		off64_t uo_pos = (pos);						\
 		struct uo_slot *uo_s = uo_slot_peek(fd);			\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
 				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
-		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), (off), (flags), &uo_ret)) \
+		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), uo_pos, (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
-		if ((bytes) > 0)						\
-			uo_note_slot(uo_s, (fd), UO_READ, uo_at, (uint64_t)(bytes)); \
-		return uo_ret;							\
-	}
+		if (uo_ret > 0)							\
+			uo_note_slot(uo_s, (fd), UO_READ, UO_AT(uo_pos), (uint64_t)uo_ret); \
+		return uo_ret;
 
-/*
- * A copy larger than a window is made one window at a time, so the guard
- * can drop behind both ends as it goes (cp copies a whole file in one
- * call).  The kernel may always copy less than asked, so stopping early
- * changes nothing a correct program relies on; what was copied is reported
- * and an error after progress is left for the next call, as the kernel does.
- */
-#define UO_COPY(ret, name, params, args, fail, in, in_at, out, out_at, len, split) \
-	UO_EXPORT ret name params						\
-	{									\
-		size_t uo_want = (len), uo_len = uo_want, uo_total = 0;		\
-		int uo_saved = errno;						\
+/* One window at a time: copy.h. */
+#define UO_BODY_COPY(name, ret, args, fail, in_fd, in_at, out_fd, out_at, want, split) \
+		struct uo_copy uo_c;						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
-		if (split)							\
-			uo_len = uo_copy_window((in), UO_AT_PTR(in_at), (out),	\
-						UO_AT_PTR(out_at), uo_want, (split)); \
-		for (;;) {							\
-			uint64_t uo_in_at = UO_AT_PTR(in_at);			\
-			uint64_t uo_out_at = UO_AT_PTR(out_at);			\
+		uo_copy_begin(&uo_c, (in_fd), (in_at), sizeof(*(in_at)), (out_fd), \
+			      (out_at), sizeof(*(out_at)), (want), (split));	\
+		do {								\
+			size_t uo_len = uo_c.len;				\
 			uo_ret = uo_fn args;					\
-			if (uo_ret <= 0)					\
-				break;						\
-			uo_total += (size_t)uo_ret;				\
-			uo_note((in), UO_READ, uo_in_at, (uint64_t)uo_ret);	\
-			uo_note((out), UO_WRITE, uo_out_at, (uint64_t)uo_ret);	\
-			if ((size_t)uo_ret < uo_len || uo_total >= uo_want ||	\
-			    uo_total >= UO_MAX_RW_COUNT)			\
-				break;						\
-			if (uo_len > uo_want - uo_total)			\
-				uo_len = uo_want - uo_total;			\
-			if (uo_len > UO_MAX_RW_COUNT - uo_total)		\
-				uo_len = UO_MAX_RW_COUNT - uo_total;		\
-		}								\
-		if (uo_total == 0)						\
-			return uo_ret;						\
-		errno = uo_saved;						\
-		return (ret)uo_total;						\
-	}
+		} while (uo_copy_next(&uo_c, uo_ret));				\
+		return uo_copy_result(&uo_c, uo_ret);
 
-#define UO_CLOSE(ret, name, params, args, fail, fd)				\
-	UO_EXPORT ret name params						\
-	{									\
+#define UO_BODY_CLOSE(name, ret, args, fail, fd)				\
 		UO_FN(name, fail)						\
 		{								\
 			int uo_saved = errno;					\
 			uo_note_closing(fd);					\
 			errno = uo_saved;					\
 		}								\
-		return uo_fn args;						\
-	}
+		return uo_fn args;
 
-#define UO_REPLACE(ret, name, params, args, fail, old, new)			\
-	UO_EXPORT ret name params						\
-	{									\
+#define UO_BODY_REPLACE(name, ret, args, fail, old, new)			\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
@@ -190,52 +177,41 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 			uo_note_forget(new);					\
 			errno = uo_saved;					\
 		}								\
-		return uo_ret;							\
-	}
+		return uo_ret;
 
-#define UO_FORGET_RANGE(ret, name, params, args, fail, first, last, closes)	\
-	UO_EXPORT ret name params						\
-	{									\
+#define UO_BODY_FORGET(name, ret, args, fail, first, last, closes)		\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
-		if (uo_ret == 0 && (closes)) {					\
+		if (closes) {							\
 			int uo_saved = errno;					\
 			uo_fdtab_forget_range((first), (last));			\
 			errno = uo_saved;					\
 		}								\
-		return uo_ret;							\
-	}
+		return uo_ret;
 
-#define UO_FORGET_FROM(name, params, args, first)				\
-	UO_EXPORT void name params						\
-	{									\
+#define UO_BODY_FORGET_VOID(name, ret, args, fail, first, last)		\
 		int uo_saved;							\
-		UO_FN(name, )							\
+		UO_FN(name, fail)						\
 		uo_fn args;							\
 		uo_saved = errno;						\
-		uo_fdtab_forget_range((first) < 0 ? 0u : (unsigned)(first), ~0u); \
-		errno = uo_saved;						\
-	}
+		uo_fdtab_forget_range((first), (last));				\
+		errno = uo_saved;
 
 /* open(2) reads a mode argument exactly when glibc's own open does. */
 #define UO_NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
 
-#define UO_OPEN(ret, name, params, args, fail, flags, variadic)		\
-	UO_EXPORT ret name params						\
-	{									\
+#define UO_BODY_OPEN(name, ret, args, fail, flags, variadic)			\
 		mode_t uo_mode = 0;						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
-		if (UO_UNLIKELY(uo_ret >= 0 &&					\
-				atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) && \
+		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()) &&		\
 		    ((flags) & O_ACCMODE) == O_RDONLY)				\
 			uo_note_opened(uo_ret);					\
 		(void)uo_mode;							\
-		return uo_ret;							\
-	}
+		return uo_ret;
 #define UO_TAKE_MODE_0(flags)
 #define UO_TAKE_MODE_1(flags)							\
 		if (UO_NEEDS_MODE(flags)) {					\
@@ -245,20 +221,36 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 			va_end(uo_ap);						\
 		}
 
-#define UO_FOPEN(ret, name, params, args, fail, mode)				\
-	UO_EXPORT ret name params						\
-	{									\
+#define UO_BODY_FOPEN(name, ret, args, fail, mode)				\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
-		if (UO_UNLIKELY(uo_ret &&					\
-				atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) && \
+		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
 		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
 			uo_note_opened(uo_stdio_fd(uo_ret));			\
-		return uo_ret;							\
-	}
+		return uo_ret;
 
+/* The rows' own functions... */
+#define UO_TWIN(twin)	twin, 1
+#define UO_ALONE	_, 0
+#define UO_OFF_T	off_t
+#define UO_HOOK(name, twin, kind, ret, params, args, fail, what)		\
+	UO_WRAPPER(name, kind, ret, params, args, fail, what)
 #include "hooks.def"
+#undef UO_HOOK
+#undef UO_OFF_T
+
+/* ... and their large-file twins. */
+#define UO_OFF_T	off64_t
+#define UO_HOOK(name, twin, kind, ret, params, args, fail, what)		\
+	UO_APPLY_TWIN(UO_HOOK_TWIN, twin, kind, ret, params, args, fail, what)
+#define UO_HOOK_TWIN(twin, has_twin, kind, ret, params, args, fail, what)	\
+	UO_TWIN_PASS_##has_twin(UO_WRAPPER(twin, kind, ret, params, args, fail, what))
+#include "hooks.def"
+#undef UO_HOOK
+#undef UO_OFF_T
+#undef UO_TWIN
+#undef UO_ALONE
 
 /*
  * preadv2 with RWF_DONTCACHE: the same result as the program's own read
@@ -297,4 +289,6 @@ __attribute__((constructor(101))) static void uo_init(int argc, char **argv, cha
 {
 	/* glibc passes main's arguments to constructors: argv names the program. */
 	uo_config_load(argc > 0 ? argv : NULL);
+	if (uo_stats_wanted())
+		uo_stats_start();
 }

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "useonce.h"
+#include "policy.h"
 
 void uo_tuning_defaults(struct uo_tuning *out)
 {

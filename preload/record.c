@@ -21,12 +21,14 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "uo_internal.h"
+#include "config.h"
+#include "record.h"
+#include "sys.h"
+
+_Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
 #define UO_RECORD_MAGIC		0x3163657265737575ULL	/* "uusrec1" */
 #define UO_RECORD_SLOTS		512
@@ -63,29 +65,29 @@ static int uo_record_open(void)
 	struct uo_file f;
 	int fd;
 
-	fd = (int)syscall(SYS_openat, AT_FDCWD, uo_config.record_path,
-			  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	fd = (int)uo_sys(SYS_openat, AT_FDCWD, uo_config.record_path,
+			 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
 		return -1;
-	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)geteuid())
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)uo_sys(SYS_geteuid))
 		goto bad;
 	/* Never shrunk: another process may be reading it. */
-	if (f.size < UO_RECORD_SIZE && ftruncate(fd, (off_t)UO_RECORD_SIZE) != 0)
+	if (f.size < UO_RECORD_SIZE && uo_sys(SYS_ftruncate, fd, UO_RECORD_SIZE) != 0)
 		goto bad;
-	if (syscall(SYS_pread64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
+	if (uo_sys(SYS_pread64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
 		goto bad;
 	if (magic != UO_RECORD_MAGIC) {
 		/* New, or not ours to understand: start it afresh. */
 		static const char zero[UO_RECORD_SIZE];
 
 		magic = UO_RECORD_MAGIC;
-		if (syscall(SYS_pwrite64, fd, zero, sizeof(zero), 0) != (long)sizeof(zero) ||
-		    syscall(SYS_pwrite64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
+		if (uo_sys(SYS_pwrite64, fd, zero, sizeof(zero), 0) != (long)sizeof(zero) ||
+		    uo_sys(SYS_pwrite64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
 			goto bad;
 	}
 	return fd;
 bad:
-	syscall(SYS_close, fd);
+	uo_sys(SYS_close, fd);
 	return -1;
 }
 
@@ -94,7 +96,7 @@ static bool uo_fits_in_memory(uint64_t size)
 {
 	struct sysinfo si;
 
-	return sysinfo(&si) == 0 && size <= (uint64_t)si.totalram * si.mem_unit / 4;
+	return uo_sys(SYS_sysinfo, &si) == 0 && size <= (uint64_t)si.totalram * si.mem_unit / 4;
 }
 
 bool uo_record_streamed_again(const struct uo_file *f)
@@ -103,19 +105,18 @@ bool uo_record_streamed_again(const struct uo_file *f)
 	uint64_t key = uo_record_key(f), now;
 	unsigned first = (unsigned)(key % (UO_RECORD_SLOTS - UO_RECORD_PROBES + 1)), i, slot;
 	off_t at = (off_t)(sizeof(uint64_t) + first * sizeof(struct uo_record_entry));
-	struct timespec ts;
 	bool again = false;
 	int fd;
 
 	/* A setuid program writes no files of ours (asked here, not at every start). */
 	if (!uo_config.reuse_s || !uo_config.record_path[0] || getauxval(AT_SECURE) ||
-	    syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts) != 0)
+	    !uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
+	now /= 1000;
 	fd = uo_record_open();
 	if (fd < 0)
 		return false;
-	now = (uint64_t)ts.tv_sec;
-	if (syscall(SYS_pread64, fd, e, sizeof(e), at) != (long)sizeof(e))
+	if (uo_sys(SYS_pread64, fd, e, sizeof(e), at) != (long)sizeof(e))
 		goto out;
 	/* Ours if there, else the first empty (or torn) slot, else the oldest. */
 	slot = UO_RECORD_PROBES;
@@ -139,10 +140,10 @@ bool uo_record_streamed_again(const struct uo_file *f)
 	now_e.key = key;
 	now_e.seen = now;
 	now_e.check = key ^ now ^ UO_RECORD_CHECK;
-	if (syscall(SYS_pwrite64, fd, &now_e, sizeof(now_e),
+	if (uo_sys(SYS_pwrite64, fd, &now_e, sizeof(now_e),
 		    at + (off_t)(slot * sizeof(now_e))) != (long)sizeof(now_e))
 		again = false;
 out:
-	syscall(SYS_close, fd);
+	uo_sys(SYS_close, fd);
 	return again;
 }

@@ -6,35 +6,30 @@
  * They live in a page of their own, mapped only when statistics are asked
  * for and wiped in a forked child, which then reports its own work only.
  *
- * The line is written by a destructor (.fini_array, run by the loader at
- * exit() and at the return from main, also in a library linked without
- * the C start files).  A process that ends by _exit() or a signal, or an
- * exec that replaces it, prints nothing.  Many programs close stderr in an
- * atexit handler (coreutils do), before destructors run: the line is then
- * written just before the program closes the descriptor it goes to.
+ * The guard says when to print (at exit, or just before the program closes
+ * the descriptor the line goes to); a process that ends by _exit() or a
+ * signal, or an exec that replaces it, prints nothing.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "uo_internal.h"
+#include "policy.h"
+#include "stats.h"
+#include "sys.h"
+#include "trace.h"
 
 struct uo_stats *uo_stats;
 
 void uo_stats_start(void)
 {
-	void *page = mmap(NULL, sizeof(struct uo_stats), PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Kernels before 4.14 do not wipe it: a child then reports its parent's work too. */
+	struct uo_stats *page = uo_map_private(sizeof(struct uo_stats));
 
-	if (page == MAP_FAILED)
+	if (!page)
 		return;
-	/* Kernels before 4.14 refuse: a child then reports its parent's work too. */
-	madvise(page, sizeof(struct uo_stats), MADV_WIPEONFORK);
+	page->pid = uo_getpid();
 	uo_stats = page;
-	uo_stats->pid = (int32_t)syscall(SYS_getpid);
 }
 
 static uint64_t uo_get(_Atomic uint64_t *v)
@@ -47,9 +42,9 @@ static uint64_t uo_get(_Atomic uint64_t *v)
  * written 1.0 GiB; dropped 1.9 GiB; spared 0 B; writeback 1.0 GiB;
  * fallbacks 0; advice errors 0; tree files 0
  */
-void uo_stats_print(void)
+void uo_stats_print(const char *program, bool dryrun, int out, const char *path)
 {
-	static atomic_flag printed = ATOMIC_FLAG_INIT, open_counted = ATOMIC_FLAG_INIT;
+	static atomic_flag printed = ATOMIC_FLAG_INIT;
 	struct uo_stats *st = uo_stats;
 	struct uo_line l;
 	uint64_t streams;
@@ -58,20 +53,17 @@ void uo_stats_print(void)
 	if (!st)
 		return;
 	/* A vfork child shares our memory, counters and all: it is not us. */
-	if (st->pid && st->pid != (int32_t)syscall(SYS_getpid))
+	if (st->pid && st->pid != uo_getpid())
 		return;
-	/* Once: their bytes not yet given to the policy would count twice. */
-	if (!atomic_flag_test_and_set(&open_counted))
-		uo_stats_open_streams();
 	streams = uo_get(&st->streams[UO_READ]) + uo_get(&st->streams[UO_WRITE]);
 	if ((!streams && !uo_get(&st->tree_files)) || atomic_flag_test_and_set(&printed))
 		return;
 	l.len = 0;
 	uo_line_str(&l, "useonce: stats: ");
-	uo_line_value(&l, uo_program_name());
+	uo_line_value(&l, program);
 	uo_line_str(&l, "[");
-	uo_line_num(&l, (uint64_t)syscall(SYS_getpid));
-	uo_line_str(&l, uo_config.dryrun ? "] (dry run, nothing was dropped): streams " :
+	uo_line_num(&l, (uint64_t)uo_getpid());
+	uo_line_str(&l, dryrun ? "] (dry run, nothing was dropped): streams " :
 		    "]: streams ");
 	uo_line_num(&l, streams);
 	uo_line_str(&l, " (read ");
@@ -94,20 +86,15 @@ void uo_stats_print(void)
 	uo_line_num(&l, uo_get(&st->advice_errors));
 	uo_line_str(&l, "; tree files ");
 	uo_line_num(&l, uo_get(&st->tree_files));
-	if (uo_config.stats_fd >= 0) {
-		uo_line_write(&l, uo_config.stats_fd);
+	if (out >= 0) {
+		uo_line_write(&l, out);
 		return;
 	}
 	/* Appended with one write: processes of a session can share the file. */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, uo_config.stats_path,
-			  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	fd = (int)uo_sys(SYS_openat, AT_FDCWD, path,
+			 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
 		return;
 	uo_line_write(&l, fd);
-	syscall(SYS_close, fd);
-}
-
-__attribute__((destructor)) static void uo_stats_exit(void)
-{
-	uo_stats_print();
+	uo_sys(SYS_close, fd);
 }

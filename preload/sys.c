@@ -1,26 +1,47 @@
 /*
- * System calls made directly rather than through libc.  The loader checks
- * every libc symbol version a library needs, in every process it starts;
- * fstat (GLIBC_2.33) and sync_file_range (GLIBC_2.6) alone added two such
- * checks to each exec of a desktop session.  statx also gives the same
- * layout on every architecture.
+ * The system calls that need more than a register each: statx's layout is
+ * the same on every architecture, and offsets are 64-bit everywhere (a
+ * 32-bit build must not truncate a drop range above 4 GiB).
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <sys/mman.h>
+#include <time.h>
 
-#include "uo_internal.h"
+#include "sys.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* the same number on every architecture */
+#endif
+
+/* Large-file offsets in every unit but hooks.c (which defines pread itself). */
+_Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+long uo_syscall_libc(long n, long a, long b, long c, long d, long e, long f)
+{
+	int saved = errno;
+	long ret = syscall(n, a, b, c, d, e, f);
+
+	if (ret == -1) {
+		ret = -errno;
+		errno = saved;
+	}
+	return ret;
+}
+#endif
 
 int uo_fstat(int fd, struct uo_file *f)
 {
 	struct statx stx;
+	long err = uo_sys(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_UID, &stx);
 
-	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-		    STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_UID, &stx) != 0)
-		return -1;
+	if (err)
+		return (int)err;
 	f->dev = (uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
 	f->ino = stx.stx_ino;
 	f->mode = stx.stx_mode;
@@ -30,12 +51,90 @@ int uo_fstat(int fd, struct uo_file *f)
 	return 0;
 }
 
+#if defined(__x86_64__) || defined(__aarch64__)
+/* 64-bit arguments in single registers, in the generic order. */
+int64_t uo_cursor(int fd)
+{
+	return uo_sys(SYS_lseek, fd, 0, SEEK_CUR);
+}
+
 int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
 {
-#if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv) || defined(__s390x__)
-	/* 64-bit arguments in single registers, in the generic order. */
-	return (int)syscall(SYS_sync_file_range, fd, (long)off, (long)len, flags);
+	return (int)uo_sys(SYS_sync_file_range, fd, off, len, flags);
+}
+
+int uo_fadvise_dontneed(int fd, uint64_t off, uint64_t len)
+{
+	return (int)uo_sys(SYS_fadvise64, fd, off, len, POSIX_FADV_DONTNEED);
+}
 #else
-	return sync_file_range(fd, (off64_t)off, (off64_t)len, flags);
+/* Split 64-bit arguments differ by architecture: libc knows how. */
+int64_t uo_cursor(int fd)
+{
+	int saved = errno;
+	off_t pos = lseek(fd, 0, SEEK_CUR);
+	int64_t ret = pos < 0 ? -errno : (int64_t)pos;
+
+	errno = saved;
+	return ret;
+}
+
+int uo_sync_file_range(int fd, uint64_t off, uint64_t len, unsigned flags)
+{
+	int saved = errno;
+	int ret = sync_file_range(fd, (off_t)off, (off_t)len, flags) ? -errno : 0;
+
+	errno = saved;
+	return ret;
+}
+
+int uo_fadvise_dontneed(int fd, uint64_t off, uint64_t len)
+{
+	return -posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+}
 #endif
+
+int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cachestat *cs)
+{
+	struct {
+		uint64_t off;
+		uint64_t len;
+	} range = { off, len };
+
+	return (int)uo_sys(__NR_cachestat, fd, &range, cs, 0);
+}
+
+void *uo_map_private(size_t size)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	long p = uo_sys(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+
+	if (p < 0 && p > -4096)
+		return NULL;
+#else
+	int saved = errno;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	errno = saved;
+	if (p == MAP_FAILED)
+		return NULL;
+#endif
+	uo_sys(SYS_madvise, p, size, MADV_WIPEONFORK);
+	return (void *)p;
+}
+
+void uo_unmap(void *p, size_t size)
+{
+	uo_sys(SYS_munmap, p, size);
+}
+
+bool uo_clock_ms(int which, uint64_t *ms)
+{
+	struct timespec ts;
+
+	if (uo_sys(SYS_clock_gettime, which, &ts))
+		return false;
+	*ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return true;
 }

@@ -1,17 +1,20 @@
 /*
- * Trace lines and warnings.  Built in a buffer on the stack and written with
- * one raw write(2): no malloc, no stdio, nothing that takes a lock, so a
- * line can be written from any hook, in a signal handler or a vfork child.
- * Raw system calls also keep our own close and write hooks out of the way.
+ * Trace lines and warnings (trace.h).  Raw system calls also keep our own
+ * close and write hooks out of the way.
  *
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include "uo_internal.h"
+#include "config.h"
+#include "sys.h"
+#include "trace.h"
+
+bool uo_tracing(void)
+{
+	return uo_config.trace_fd >= 0 || uo_config.trace_path[0];
+}
 
 static void uo_line_char(struct uo_line *l, char c)
 {
@@ -53,7 +56,7 @@ void uo_line_start(struct uo_line *l, int fd)
 {
 	l->len = 0;
 	uo_line_str(l, "useonce[");
-	uo_line_num(l, (uint64_t)syscall(SYS_getpid));
+	uo_line_num(l, (uint64_t)uo_getpid());
 	uo_line_str(l, "]: ");
 	if (fd >= 0) {
 		uo_line_str(l, "fd ");
@@ -81,7 +84,7 @@ static bool uo_ends_ignored(const char *why)
 static void uo_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		long n = syscall(SYS_write, fd, buf, len);
+		long n = uo_sys(SYS_write, fd, buf, len);
 
 		if (n <= 0)
 			return;
@@ -102,12 +105,12 @@ void uo_line_trace(struct uo_line *l)
 	if (!uo_config.trace_path[0])
 		return;
 	/* Opened per line: a descriptor kept open could be closed or reused by the program. */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, uo_config.trace_path,
-			  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	fd = (int)uo_sys(SYS_openat, AT_FDCWD, uo_config.trace_path,
+			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0)
 		return;
 	uo_write_all(fd, l->buf, l->len);
-	syscall(SYS_close, fd);
+	uo_sys(SYS_close, fd);
 }
 
 /* A value from outside, shown safely: printable bytes only, cut short. */
@@ -203,4 +206,19 @@ void uo_line_bytes(struct uo_line *l, uint64_t v)
 	uo_line_num(l, (v % unit) * 10 / unit);
 	uo_line_str(l, " ");
 	uo_line_str(l, units[u]);
+}
+
+void uo_trace(int fd, const char *what, const char *detail)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, what);
+	if (detail) {
+		uo_line_str(&l, ": ");
+		uo_line_str(&l, detail);
+	}
+	uo_line_trace(&l);
 }

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"

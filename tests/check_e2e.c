@@ -538,42 +538,41 @@ static int e2e_name_index(char names[][64], int n, const char *name)
 }
 
 /*
- * Names of hooks.def's rows.  Rows start in column 0 with their kind; the
- * name is the second field, except for UO_FORGET_FROM whose first it is.
+ * Names of hooks.def's rows, read as text (the list the linker is given is
+ * made from the same rows): each row starts in column 0 with "UO_HOOK(name, "
+ * and then UO_TWIN(name64) or UO_ALONE.
  */
 static int e2e_hook_names(const char *path, char names[][64], int max)
 {
-	static const char *const kinds[] = { "UO_IO(", "UO_READING(", "UO_COPY(", "UO_CLOSE(",
-					     "UO_REPLACE(", "UO_FORGET_RANGE(", "UO_FORGET_FROM(",
-					     "UO_OPEN(", "UO_FOPEN(" };
+	static const char row[] = "UO_HOOK(", twin[] = "UO_TWIN(";
 	char line[512];
 	FILE *f = fopen(path, "r");
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (n < max && fgets(line, sizeof(line), f)) {
-		size_t k;
+	while (n + 1 < max && fgets(line, sizeof(line), f)) {
+		const char *p = line + strlen(row);
+		size_t len;
 
-		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-			const char *p = line + strlen(kinds[k]);
-			size_t len;
-
-			if (strncmp(line, kinds[k], strlen(kinds[k])))
-				continue;
-			if (strcmp(kinds[k], "UO_FORGET_FROM(")) {
-				p = strchr(p, ',');
-				if (!p)
-					break;
-				p++;
-			}
-			p += strspn(p, " \t");
-			len = strcspn(p, " \t,)");
-			if (len && len < 64) {
-				memcpy(names[n], p, len);
-				names[n++][len] = '\0';
-			}
-			break;
+		if (strncmp(line, row, strlen(row)))
+			continue;
+		len = strcspn(p, " \t,)");
+		if (!len || len >= 64)
+			continue;
+		memcpy(names[n], p, len);
+		names[n++][len] = '\0';
+		p = strchr(p, ',');
+		if (!p)
+			continue;
+		p += 1 + strspn(p + 1, " \t");
+		if (strncmp(p, twin, strlen(twin)))
+			continue;
+		p += strlen(twin);
+		len = strcspn(p, " \t,)");
+		if (len && len < 64) {
+			memcpy(names[n], p, len);
+			names[n++][len] = '\0';
 		}
 	}
 	fclose(f);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "useonce.h"
+#include "policy.h"
 #include "uot_check.h"
 
 #define MiB (1ULL << 20)

@@ -51,27 +51,15 @@
 #define BIG_SIZE	(20 * UOT_MIB)
 #define STREAM_CHUNK	(96 * 1024)	/* above the 64 KiB of uncached reads */
 
-/* The names hooks.def interposes, in its order. */
+/* The names hooks.def interposes, in its order, each row's twin after it. */
 static const char *const def_names[] = {
-#define UO_IO(ret, name, ...)			#name,
-#define UO_READING(ret, name, ...)		#name,
-#define UO_COPY(ret, name, ...)			#name,
-#define UO_CLOSE(ret, name, ...)		#name,
-#define UO_REPLACE(ret, name, ...)		#name,
-#define UO_FORGET_RANGE(ret, name, ...)		#name,
-#define UO_FORGET_FROM(name, ...)		#name,
-#define UO_OPEN(ret, name, ...)			#name,
-#define UO_FOPEN(ret, name, ...)		#name,
+#define UO_TWIN(twin)		#twin,
+#define UO_ALONE
+#define UO_HOOK(name, twin, ...)	#name, twin
 #include "hooks.def"
-#undef UO_IO
-#undef UO_READING
-#undef UO_COPY
-#undef UO_CLOSE
-#undef UO_REPLACE
-#undef UO_FORGET_RANGE
-#undef UO_FORGET_FROM
-#undef UO_OPEN
-#undef UO_FOPEN
+#undef UO_HOOK
+#undef UO_TWIN
+#undef UO_ALONE
 };
 #define N_DEF	(sizeof(def_names) / sizeof(def_names[0]))
 

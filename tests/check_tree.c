@@ -18,7 +18,7 @@
 
 #include "testlib.h"
 #include "uot_check.h"
-#include "useonce.h"
+#include "policy.h"
 
 #define FILES		400
 #define FILE_KIB	128

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy.h"
+
 /* Sizes are accepted in this range (a folio .. 1 PiB). */
 #define UO_SIZE_MIN	(2ULL << 20)
 #define UO_SIZE_MAX	(1ULL << 50)

@@ -1,0 +1,27 @@
+/*
+ * The only place that advises the kernel about a program's file, and asks
+ * it what is cached.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UO_ADVISE_H
+#define UO_ADVISE_H
+
+#include <stdint.h>
+
+#include "policy.h"
+
+/*
+ * Applies the policy's advice.  'size': the file's size, to count advice
+ * that runs to end of file; 'counted': statistics of drops are counted up
+ * to there.
+ */
+void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted);
+/* Which folios of r were cached?  The UO_EV_* answer for the policy. */
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
+/* Pages of the whole file in the page cache, or -1 if that cannot be known. */
+int64_t uo_cached_pages(int fd);
+/* Drops a whole file of a tree, 'size' bytes (counted, traced). */
+void uo_drop_tree_file(int fd, uint64_t size);
+
+#endif /* UO_ADVISE_H */

@@ -1,0 +1,60 @@
+/*
+ * The guard: from what a hook saw to advice applied.  The hooks call only
+ * this; it runs the policy, asks the kernel what the policy wants to know
+ * and hands the advice to advise.c.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UO_GUARD_H
+#define UO_GUARD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "fdtab.h"
+#include "policy.h"
+
+/* A window of bytes moved, or bytes at a known offset the fast path could not settle. */
+void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
+/* The program is about to close fd: advise its stream's tail (and print the stats if fd is theirs). */
+void uo_note_closing(int fd);
+/* fd now names another open file (dup2, dup3). */
+void uo_note_forget(int fd);
+/* fd was just opened for reading while the process streams a tree. */
+void uo_note_opened(int fd);
+/* Is the process streaming a tree of files?  Opens matter only then. */
+bool uo_tree_streaming(void);
+
+/*
+ * Called by every hook that moved bytes, so it must cost next to nothing:
+ * a read of cached data is a few hundred nanoseconds.  Bytes moved at the
+ * cursor are only counted here; the policy hears of them once a window of
+ * them has passed.  Touches no errno and makes no system call.
+ */
+static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_t at,
+				uint64_t len)
+{
+	if (at == UO_UNKNOWN) {
+		if (s && atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len <
+			 uo_config.tuning.window)
+			return;
+	} else if (s && uo_slot_lock(s)) {
+		struct uo_event ev = { .end = at + len, .len = len, .dir = (uint8_t)dir };
+		bool quiet = uo_observe_quiet(&s->st, &uo_config.tuning, &ev);
+
+		uo_slot_unlock(s);
+		if (quiet)
+			return;
+	}
+	/* Bytes already counted in the slot are not passed again. */
+	uo_note_slow(fd, dir, at, at == UO_UNKNOWN && s ? 0 : len);
+}
+
+static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)
+{
+	uo_note_slot(uo_slot_peek(fd), fd, dir, at, len);
+}
+
+#endif /* UO_GUARD_H */

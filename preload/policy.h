@@ -1,0 +1,225 @@
+/*
+ * The stream policy: which descriptors are streams, and what to drop or
+ * flush behind them; and the tree rule, which tells when many small files
+ * read whole make one stream.  Pure C (no system calls, no globals), so
+ * every decision is replayed in unit tests from lists of events, and the
+ * preloaded library and the command's watcher decide alike.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UO_POLICY_H
+#define UO_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "useonce.h"
+
+/* Advice is given in whole folios: fadvise skips a folio it does not cover. */
+#define UO_ALIGN			(2ULL << 20)
+/* stdio reads ahead of the program by its buffer; tolerate that much drift. */
+#define UO_CURSOR_SLACK		(1ULL << 20)
+/* Written windows kept in flight (writeback started, not yet dropped). */
+#define UO_WRITE_LAG		2
+/*
+ * How far ahead of a reader the page cache is probed for what was cached
+ * before the stream got there: beyond readahead, which reached 16 MiB here
+ * with read_ahead_kb=8192, and 30 MiB after POSIX_FADV_SEQUENTIAL (cp).
+ */
+#define UO_LOOKAHEAD		(32ULL << 20)
+/* Folios whose residency one stream remembers (2 MiB each). */
+#define UO_MEMORY_FOLIOS		64
+
+/* An offset that is not known, and a range end meaning "to end of file". */
+#define UO_UNKNOWN	UINT64_MAX
+#define UO_EOF		UINT64_MAX
+
+enum uo_dir {
+	UO_READ = 0,
+	UO_WRITE = 1,
+};
+
+#define UO_GUARD_READ	(1u << UO_READ)
+#define UO_GUARD_WRITE	(1u << UO_WRITE)
+
+struct uo_tuning {
+	uint64_t threshold;	/* a sequential run this long is a stream */
+	uint64_t window;	/* advice is batched to at least this many bytes */
+	uint64_t align;		/* advice ranges start and end on this boundary */
+	uint64_t slack;		/* drift tolerated between cursor-derived positions */
+	unsigned guard;		/* UO_GUARD_* bits: directions that are guarded */
+	unsigned write_lag;	/* windows between starting writeback and dropping */
+	uint64_t lookahead;	/* residency is probed this far ahead of a reader */
+};
+
+enum uo_state {
+	UO_NEW = 0,	/* nothing seen yet */
+	UO_TRACKING,	/* a run is being measured; not a stream (yet) */
+	UO_STREAM,	/* a sequential stream: advice is being given */
+	UO_IGNORED,	/* not worth guarding (pipe, tmpfs, O_DIRECT...) until reset */
+};
+
+/*
+ * What the policy remembers of one descriptor.  The preload keeps one per
+ * descriptor that moved data; all zeroes is a valid fresh state.
+ */
+struct uo_stream {
+	uint64_t next;		/* where a sequential continuation would start */
+	uint64_t run_start;	/* first byte of the current sequential run */
+	uint64_t pending;	/* bytes moved at the cursor since its position was last known */
+	uint64_t dropped;	/* advice to drop was given for [base, dropped) */
+	uint64_t flushed;	/* writes: writeback was started for [base, flushed) */
+	/*
+	 * Streams drop only what they brought in.  Residency is probed ahead
+	 * of the cursor (for a reader, beyond readahead); what the stream moved
+	 * before the first probe is taken to be like the first probe.
+	 */
+	uint64_t probed;	/* what was cached before is known below this */
+	uint64_t probe_floor;	/* ... and from this; both 0 before the first probe */
+	uint64_t cached;	/* bit i: folio mask_base + i was cached before */
+	uint64_t mask_base;	/* folio index (offset / align) of bit 0 */
+	uint8_t head_cached;	/* what was read before probe_floor was cached */
+	uint8_t blind;		/* what was cached cannot be known: nothing is dropped */
+	uint8_t noprobe;	/* cannot probe here (old kernel): everything is dropped */
+	uint8_t state;		/* enum uo_state */
+	uint8_t dir;		/* enum uo_dir of the current run */
+	uint8_t positioned;	/* next is meaningful */
+};
+
+#define UO_EV_CURSOR	0x1u	/* the position came from the file cursor, not the call */
+#define UO_EV_PROBED	0x2u	/* answer to UO_ADV_PROBE: [end - len, end), bits in 'cached' */
+#define UO_EV_BLIND	0x4u	/* answer to UO_ADV_PROBE: residency cannot be seen (EPERM) */
+#define UO_EV_NOPROBE	0x8u	/* answer to UO_ADV_PROBE: no way to probe (ENOSYS) */
+
+/*
+ * One observation.  Either bytes moved at a known offset (end known, len the
+ * bytes that ended there), or bytes moved at the file cursor whose position
+ * is not known yet (end == UO_UNKNOWN): those are only counted until the
+ * policy asks for the position.
+ */
+struct uo_event {
+	uint64_t end;		/* offset just past the bytes moved, or UO_UNKNOWN */
+	uint64_t len;		/* bytes moved by this call */
+	uint8_t dir;		/* enum uo_dir */
+	uint8_t flags;		/* UO_EV_* */
+	uint64_t cached;	/* UO_EV_PROBED: bit i, folio i of the range was cached */
+};
+
+#define UO_ADV_ASK_POSITION	0x1u	/* tell me the cursor: observe again with end known */
+#define UO_ADV_PROMOTED		0x2u	/* the descriptor just became a stream: check it is guardable */
+#define UO_ADV_WAIT		0x4u	/* let writeback of the drop range finish before dropping */
+
+struct uo_range {
+	uint64_t start;
+	uint64_t end;		/* exclusive; UO_EOF for "to end of file"; empty if end <= start */
+};
+
+struct uo_advice {
+	unsigned flags;		/* UO_ADV_* */
+	struct uo_range flush;	/* start writeback (never wait on the program's descriptor) */
+	struct uo_range drop;	/* drop from the page cache, except the folios in 'keep' */
+	uint64_t keep;		/* bit i: folio i of the drop range was cached before: keep it */
+	struct uo_range probe;	/* which of these folios are cached? answer with UO_EV_PROBED */
+};
+
+/* The defaults above, as an initialiser (for static tuning) and as a call. */
+#define UO_TUNING_DEFAULTS {						\
+	.threshold = USEONCE_DEFAULT_THRESHOLD,				\
+	.window = USEONCE_DEFAULT_WINDOW,				\
+	.align = UO_ALIGN,						\
+	.slack = UO_CURSOR_SLACK,					\
+	.guard = UO_GUARD_READ | UO_GUARD_WRITE,			\
+	.write_lag = UO_WRITE_LAG,					\
+	.lookahead = UO_LOOKAHEAD,					\
+}
+void uo_tuning_defaults(struct uo_tuning *out);
+
+/* Feed one event; returns what to do about it.  Never fails. */
+struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
+			    const struct uo_event *ev);
+
+/* The descriptor is being closed: what to do about the tail of its stream. */
+struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t);
+
+/* Stop guarding this descriptor until it is reset (not a regular file...). */
+void uo_ignore(struct uo_stream *st);
+
+/* Forget everything: the descriptor was closed or now names another file. */
+void uo_reset(struct uo_stream *st);
+
+/*
+ * How far ahead of the cursor residency is probed: beyond readahead for a
+ * reader; a window for a writer, which nothing runs ahead of.
+ */
+static inline uint64_t uo_lookahead(const struct uo_tuning *t, unsigned dir)
+{
+	return dir == UO_READ ? t->lookahead : t->window;
+}
+
+/*
+ * The common case, cheaply: an event at a known offset that cannot lead to
+ * advice (random access, or a run still short of the threshold).  Applies it
+ * and returns true, exactly as uo_observe would; otherwise changes nothing
+ * and returns false, and the caller goes on to uo_observe.  Inline because a
+ * database's cached pread must not pay a function call for it.
+ */
+static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning *t,
+				    const struct uo_event *ev)
+{
+	uint64_t start, edge;
+
+	if (st->state == UO_IGNORED)
+		return true;
+	if ((st->state != UO_TRACKING && st->state != UO_STREAM) || ev->end == UO_UNKNOWN ||
+	    ev->end < ev->len || st->pending || ev->flags || st->dir != ev->dir ||
+	    !(t->guard & (1u << ev->dir)))
+		return false;
+	start = ev->end - ev->len;
+	/* A probe falls due (the same test as uo_observe's, on the run this event is in). */
+	if (!st->blind && !st->noprobe &&
+	    ev->end - (start != st->next ? start : st->run_start) >= t->window &&
+	    ev->end + uo_lookahead(t, ev->dir) + t->window >= st->probed)
+		return false;
+	if (st->state == UO_STREAM) {
+		/* A stream going on, with no window complete since the last advice. */
+		edge = t->align ? ev->end - ev->end % t->align : ev->end;
+		if (start != st->next ||
+		    edge >= (ev->dir == UO_READ ? st->dropped : st->flushed) + t->window)
+			return false;
+	} else if (start != st->next) {
+		/* A new run: forgetting what probes learnt is uo_observe's job. */
+		if (ev->len >= t->threshold || st->probed)
+			return false;
+		st->run_start = start;
+	} else if (ev->end - st->run_start >= t->threshold) {
+		return false;
+	}
+	st->next = ev->end;
+	return true;
+}
+
+/*
+ * Many files read whole one after the other (tar c, rsync, cp -r): each
+ * too small to be a stream, together they flood the cache as surely.  A
+ * process that closes UO_TREE_FILES files it read whole, each within
+ * UO_TREE_GAP_MS of the last, is streaming a tree: from then on each such
+ * file is dropped when closed, unless it was cached when opened.
+ */
+#define UO_TREE_FILES	32
+#define UO_TREE_GAP_MS	2000
+#define UO_TREE_MIN	(64u * 1024u)	/* smaller files: not worth a system call */
+
+struct uo_tree {
+	uint64_t last_ms;	/* when the last file read whole was closed */
+	uint32_t count;		/* files read whole with no long gap */
+};
+
+/* A file read whole was closed at now_ms: is the process streaming a tree? */
+bool uo_tree_closed(struct uo_tree *tree, uint64_t now_ms);
+
+static inline bool uo_range_empty(struct uo_range r)
+{
+	return r.end <= r.start;
+}
+
+#endif /* UO_POLICY_H */

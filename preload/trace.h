@@ -1,0 +1,46 @@
+/*
+ * Trace lines and warnings, built on the stack and written with one raw
+ * write(2): no malloc, no stdio, no locks, so a line can be written from
+ * any hook, in a signal handler or a vfork child.  A leaf: it reads where
+ * the trace goes from the config (config.h) and calls nothing of ours but
+ * system calls.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UO_TRACE_H
+#define UO_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct uo_line {
+	char buf[320];
+	size_t len;
+};
+
+/* Is there a trace to write to?  (Asked before building a line.) */
+bool uo_tracing(void);
+
+/* "useonce[PID]: fd N: " (no fd part for fd < 0). */
+void uo_line_start(struct uo_line *l, int fd);
+void uo_line_str(struct uo_line *l, const char *s);
+void uo_line_num(struct uo_line *l, uint64_t v);
+void uo_line_range(struct uo_line *l, struct uo_range r);
+void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
+void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
+void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */
+void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
+
+/* "useonce: fd N: WHAT[: DETAIL]" to the trace. */
+void uo_trace(int fd, const char *what, const char *detail);
+
+/* "useonce: NAME=VALUE: why; ignored" on stderr. */
+void uo_warn(const char *what, const char *value, const char *why);
+/* "useonce: FILE:LINE: KEY = VALUE: why; ignored" (line 0: the file as a whole). */
+void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
+		const char *why);
+
+#endif /* UO_TRACE_H */
