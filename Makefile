@@ -24,7 +24,7 @@ LIB_SRCS = preload/hooks.c preload/guard.c preload/advise.c preload/fdtab.c \
            preload/policy.c preload/config.c preload/trace.c preload/sys.c \
            preload/record.c preload/conffile.c preload/stats.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
-HDRS     = include/useonce.h preload/uo_internal.h preload/uo_conf.h preload/hooks.def
+HDRS     = include/useonce.h preload/uo_internal.h preload/conf.h preload/hooks.def
 # Where the system config file is looked for, compiled into the library.
 UO_DEFS  = -DUO_SYSCONFDIR='"$(SYSCONFDIR)"'
 
@@ -50,7 +50,7 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 # The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/uo_conf.h $(B)/dirs
+$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
 
 #define UO_LIKELY(x)	__builtin_expect(!!(x), 1)
 #define UO_UNLIKELY(x)	__builtin_expect(!!(x), 0)

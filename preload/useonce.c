@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
@@ -34,17 +34,6 @@
 #define UO_BINDIR "/usr/local/bin"
 #endif
 #define UO_LIBNAME "libuseonce.so"
-
-/* Not in useonce.h before the config file and stats came. */
-#ifndef USEONCE_ENV_STATS
-#define USEONCE_ENV_STATS "USEONCE_STATS"
-#endif
-#ifndef USEONCE_ENV_DRYRUN
-#define USEONCE_ENV_DRYRUN "USEONCE_DRYRUN"
-#endif
-#ifndef USEONCE_ENV_CONFIG
-#define USEONCE_ENV_CONFIG "USEONCE_CONFIG"
-#endif
 
 /* Exit statuses of our own, as env(1), nice(1) and the shells use them. */
 #define UO_EXIT_USAGE		2
@@ -94,37 +83,6 @@ static void uo_usage(void)
 	      "Exit status: COMMAND's; 126 if it cannot be executed, 127 if it is not found\n"
 	      "(or the library is not), 2 for a usage error.  See useonce(1), libuseonce(7).\n",
 	      stdout);
-}
-
-/*
- * Values are checked by the library's own parsers (preload/conffile.c,
- * linked in): what the command accepts is exactly what the library reads.
- */
-static void uo_check(const char *opt, const char *s, const char *why)
-{
-	if (why)
-		uo_die(UO_EXIT_USAGE, "%s '%s': %s", opt, s, why);
-}
-
-static void uo_check_size(const char *opt, const char *s)
-{
-	uint64_t v;
-
-	uo_check(opt, s, uo_parse_size_setting(s, &v));
-}
-
-static void uo_check_reuse(const char *s)
-{
-	uint32_t v;
-
-	uo_check("--reuse", s, uo_parse_reuse(s, &v));
-}
-
-static void uo_check_guard(const char *s)
-{
-	unsigned v;
-
-	uo_check("--guard", s, uo_parse_guard(s, &v));
 }
 
 static bool uo_all_digits(const char *s)
@@ -305,84 +263,115 @@ static void uo_version(void)
 		printf("library: not found (not next to this program, nor in %s)\n", UO_LIBDIR);
 }
 
+/* Options that are not settings of their own. */
 enum {
 	UO_OPT_READ_ONLY = 256,
 	UO_OPT_WRITE_ONLY,
 };
 
+static const struct option uo_more_options[] = {
+	{ "read-only", no_argument, NULL, UO_OPT_READ_ONLY },
+	{ "write-only", no_argument, NULL, UO_OPT_WRITE_ONLY },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+};
+
+#define UO_NMORE	(sizeof(uo_more_options) / sizeof(uo_more_options[0]))
+
+/*
+ * getopt's tables, from the settings table's options and ours.  '+': stop
+ * at the first non-option, which is the command, so its own options stay
+ * its own.  ':': we say what is wrong, as "useonce: ...".
+ */
+static void uo_options(struct option *opts, char *optstring)
+{
+	size_t n = 0, k = 0, i;
+
+	optstring[k++] = '+';
+	optstring[k++] = ':';
+	for (i = 0; i < UO_S_COUNT; i++) {
+		const struct uo_setting *row = &uo_setting_table[i];
+
+		if (!row->opt[0])
+			continue;
+		opts[n++] = (struct option){ row->opt, row->opt_arg, NULL, row->opt_short };
+		optstring[k++] = row->opt_short;
+		if (row->opt_arg != UO_OPT_NONE)
+			optstring[k++] = ':';
+		if (row->opt_arg == UO_OPT_OPTIONAL)
+			optstring[k++] = ':';
+	}
+	for (i = 0; i < UO_NMORE; i++) {
+		opts[n++] = uo_more_options[i];
+		if (uo_more_options[i].val < 256)
+			optstring[k++] = (char)uo_more_options[i].val;
+	}
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+	optstring[k] = '\0';
+}
+
+static const struct uo_setting *uo_option_row(int c)
+{
+	size_t i;
+
+	for (i = 0; i < UO_S_COUNT; i++)
+		if (uo_setting_table[i].opt[0] && uo_setting_table[i].opt_short == c)
+			return &uo_setting_table[i];
+	return NULL;
+}
+
+/*
+ * The value an option puts in the environment.  Values are checked by the
+ * library's own parsers (preload/conffile.c, linked in): what the command
+ * accepts is exactly what the library reads.  File names are made absolute.
+ */
+static const char *uo_option_value(const struct uo_setting *row, const char *arg)
+{
+	char opt[16];
+	struct uo_settings unused;
+	const char *why;
+
+	if (!arg)
+		return row->opt_value;
+	snprintf(opt, sizeof(opt), "--%s", row->opt);
+	switch ((enum uo_setting_kind)row->kind) {
+	case UO_K_DEST:
+	case UO_K_DEST_STATS:
+		return uo_check_dest(opt, arg);
+	case UO_K_FILE:
+		return uo_check_config(arg);
+	default:
+		why = uo_setting_parse(row, arg, &unused);
+		if (why)
+			uo_die(UO_EXIT_USAGE, "%s '%s': %s", opt, arg, why);
+		return arg;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "threshold", required_argument, NULL, 't' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "guard", required_argument, NULL, 'g' },
-		{ "read-only", no_argument, NULL, UO_OPT_READ_ONLY },
-		{ "write-only", no_argument, NULL, UO_OPT_WRITE_ONLY },
-		{ "reuse", required_argument, NULL, 'r' },
-		{ "stats", optional_argument, NULL, 's' },
-		{ "trace", required_argument, NULL, 'T' },
-		{ "dry-run", no_argument, NULL, 'N' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "disable", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool dry_run = false, stats = false;
+	struct option options[UO_S_COUNT + UO_NMORE + 1];
+	char optstring[3 * UO_S_COUNT + UO_NMORE + 3];
+	const struct uo_setting *row;
+	bool dry_run = false;
 	char lib[PATH_MAX];
 	int c;
 
-	/*
-	 * '+': stop at the first non-option, which is the command, so its own
-	 * options stay its own.  ':': we say what is wrong, as "useonce: ...".
-	 */
+	uo_options(options, optstring);
 	opterr = 0;
 	for (;;) {
 		/* The word getopt reads: still this one if it fails inside "-nx". */
 		int word = optind;
 
-		c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhV", options, NULL);
+		c = getopt_long(argc, argv, optstring, options, NULL);
 		if (c == -1)
 			break;
 		switch (c) {
-		case 't':
-			uo_check_size("--threshold", optarg);
-			uo_setenv(USEONCE_ENV_THRESHOLD, optarg);
-			break;
-		case 'w':
-			uo_check_size("--window", optarg);
-			uo_setenv(USEONCE_ENV_WINDOW, optarg);
-			break;
-		case 'g':
-			uo_check_guard(optarg);
-			uo_setenv(USEONCE_ENV_GUARD, optarg);
-			break;
 		case UO_OPT_READ_ONLY:
 			uo_setenv(USEONCE_ENV_GUARD, "read");
 			break;
 		case UO_OPT_WRITE_ONLY:
 			uo_setenv(USEONCE_ENV_GUARD, "write");
-			break;
-		case 'r':
-			uo_check_reuse(optarg);
-			uo_setenv(USEONCE_ENV_REUSE, optarg);
-			break;
-		case 's':
-			uo_setenv(USEONCE_ENV_STATS,
-				  optarg ? uo_check_dest("--stats", optarg) : "stderr");
-			stats = true;
-			break;
-		case 'T':
-			uo_setenv(USEONCE_ENV_TRACE, uo_check_dest("--trace", optarg));
-			break;
-		case 'N':
-			dry_run = true;
-			break;
-		case 'c':
-			uo_setenv(USEONCE_ENV_CONFIG, uo_check_config(optarg));
-			break;
-		case 'n':
-			uo_setenv(USEONCE_ENV_DISABLE, "1");
 			break;
 		case 'h':
 			uo_usage();
@@ -395,6 +384,12 @@ int main(int argc, char **argv)
 				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[word]);
 			uo_die(UO_EXIT_USAGE, "option -%c needs a value", optopt);
 		default:
+			row = c != '?' ? uo_option_row(c) : NULL;
+			if (row) {
+				uo_setenv(row->env, uo_option_value(row, optarg));
+				dry_run |= row == &uo_setting_table[UO_S_DRYRUN];
+				break;
+			}
 			/* optopt: 0 for an unknown long option, its value for one given a value. */
 			if (strncmp(argv[word], "--", 2))
 				uo_die(UO_EXIT_USAGE, "unknown option -%c", optopt);
@@ -405,12 +400,9 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		uo_die(UO_EXIT_USAGE, "no command given");
-	if (dry_run) {
-		uo_setenv(USEONCE_ENV_DRYRUN, "1");
-		/* A dry run that says nothing is no use; stats the user set win. */
-		if (!stats && !getenv(USEONCE_ENV_STATS))
-			uo_setenv(USEONCE_ENV_STATS, "stderr");
-	}
+	/* A dry run that says nothing is no use; stats the user set (--stats too) win. */
+	if (dry_run && !getenv(USEONCE_ENV_STATS))
+		uo_setenv(USEONCE_ENV_STATS, "stderr");
 	if (!uo_find_library(lib, sizeof(lib)))
 		uo_die(UO_EXIT_NOT_FOUND, "cannot find " UO_LIBNAME " next to this program nor in %s",
 		       UO_LIBDIR);

@@ -27,7 +27,7 @@
 #include "testlib.h"
 #include "uot_check.h"
 #include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
 
 extern char **environ;
 

@@ -40,7 +40,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS    = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
-$(B)/fuzz/fuzz_config: tests/fuzz/fuzz_config.c preload/conffile.c preload/uo_conf.h include/useonce.h
+$(B)/fuzz/fuzz_config: tests/fuzz/fuzz_config.c preload/conffile.c preload/conf.h include/useonce.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ipreload $(FUZZ_FLAGS) -o $@ \

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "useonce.h"
-#include "uo_conf.h"
+#include "conf.h"
 
 #define FUZZ_ASSERT(x)	do { if (!(x)) __builtin_trap(); } while (0)
 
