@@ -418,6 +418,5 @@ void uo_config_load(char *const *argv)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
-	if (!uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]))
-		uo_stats_start();
+	/* The constructor (hooks.c) starts the statistics once this has read where they go. */
 }

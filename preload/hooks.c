@@ -297,4 +297,6 @@ __attribute__((constructor(101))) static void uo_init(int argc, char **argv, cha
 {
 	/* glibc passes main's arguments to constructors: argv names the program. */
 	uo_config_load(argc > 0 ? argv : NULL);
+	if (!uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]))
+		uo_stats_start();
 }
