@@ -50,11 +50,11 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 # The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
+$(B)/useonce: cmd/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
-		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ preload/useonce.c preload/conffile.c
+		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ cmd/useonce.c preload/conffile.c
 
 # Rewritten only when the directories differ from the last build's.
 UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)
@@ -84,8 +84,8 @@ install: all
 	install -m 0755 $(B)/useonce $(DESTDIR)$(BINDIR)/useonce
 	install -m 0644 $(B)/libuseonce.so $(DESTDIR)$(LIBDIR)/libuseonce.so
 	install -m 0644 include/useonce.h $(DESTDIR)$(INCLUDEDIR)/useonce.h
-	install -m 0644 man/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
-	install -m 0644 man/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
+	install -m 0644 cmd/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
+	install -m 0644 preload/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
 	@if [ ! -f '$(CONF_SRC)' ]; then :; \
 	elif [ -e '$(CONF_DST)' ] && ! cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \
 		echo "useonce: $(CONF_DST) was changed: kept as it is"; \

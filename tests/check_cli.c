@@ -846,7 +846,7 @@ END_TEST
 
 /* ---- man pages ---- */
 
-static const char *const cli_pages[] = { "man/useonce.1", "man/libuseonce.7" };
+static const char *const cli_pages[] = { "cmd/useonce.1", "preload/libuseonce.7" };
 
 #define CLI_NPAGES	(sizeof(cli_pages) / sizeof(cli_pages[0]))
 
@@ -904,7 +904,7 @@ START_TEST(test_man_options)
 	char word[64];
 	size_t i;
 
-	cli_page_text("man/useonce.1", text, sizeof(text));
+	cli_page_text("cmd/useonce.1", text, sizeof(text));
 	for (i = 0; i < CLI_NLONG; i++)
 		ck_assert_msg(strstr(text, cli_long_options[i]), "useonce(1) does not document %s",
 			      cli_long_options[i]);
@@ -947,8 +947,8 @@ START_TEST(test_man_variables)
 	int found = 0;
 	size_t i;
 
-	cli_page_text("man/libuseonce.7", text, sizeof(text));
-	cli_page_text("man/useonce.1", page1, sizeof(page1));
+	cli_page_text("preload/libuseonce.7", text, sizeof(text));
+	cli_page_text("cmd/useonce.1", page1, sizeof(page1));
 	uot_sfmt(path, sizeof(path), "%s/include/useonce.h", uot_srcdir());
 	cli_slurp(path, header, sizeof(header));
 	for (p = header; (p = strstr(p, "\"USEONCE_")); p++) {
