@@ -73,17 +73,15 @@ include tests/tests.mk
 # ---- install ----
 # DESTDIR stages a tree (a package build); the other directories are where
 # the files end up, and the command looks for the library there.
-INCLUDEDIR ?= $(PREFIX)/include
 # The sample config: installed if there is one, and never over an admin's changes.
 CONF_SRC   ?= examples/useonce.conf
 CONF_DST    = $(DESTDIR)$(SYSCONFDIR)/useonce.conf
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/useonce $(DESTDIR)$(BINDIR)/useonce
 	install -m 0644 $(B)/libuseonce.so $(DESTDIR)$(LIBDIR)/libuseonce.so
-	install -m 0644 include/useonce.h $(DESTDIR)$(INCLUDEDIR)/useonce.h
 	install -m 0644 cmd/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
 	install -m 0644 preload/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
 	@if [ ! -f '$(CONF_SRC)' ]; then :; \
@@ -96,7 +94,6 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/useonce $(DESTDIR)$(LIBDIR)/libuseonce.so \
-		$(DESTDIR)$(INCLUDEDIR)/useonce.h \
 		$(DESTDIR)$(MANDIR)/man1/useonce.1 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
 	@if [ ! -e '$(CONF_DST)' ]; then :; \
 	elif [ -f '$(CONF_SRC)' ] && cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \

@@ -674,7 +674,6 @@ static void cli_need_stage(void)
 static const char cli_default_files[] =
 	"/etc/useonce.conf 0644\n"
 	"/usr/local/bin/useonce 0755\n"
-	"/usr/local/include/useonce.h 0644\n"
 	"/usr/local/lib/libuseonce.so 0644\n"
 	"/usr/local/share/man/man1/useonce.1 0644\n"
 	"/usr/local/share/man/man7/libuseonce.7 0644\n";
