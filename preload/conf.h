@@ -119,6 +119,13 @@ struct uo_settings {
 const char *uo_setting_parse(const struct uo_setting *row, const char *value,
 			     struct uo_settings *to);
 
+/*
+ * "THRESHOLD=8M", what follows USEONCE_ in an environment entry: the row
+ * of the variable (and *value points at "8M"), or -1 if we read no such
+ * variable.
+ */
+int uo_setting_env(const char *name, const char **value);
+
 /* Later settings override earlier ones, field by field. */
 void uo_settings_merge(struct uo_settings *into, const struct uo_settings *from);
 
@@ -192,9 +199,19 @@ struct uo_conf_ctx {
  * skipped; the rest of the file still applies.
  */
 #define UO_CONF_LINE_MAX	512
+/* A config file is read up to this; the rest of it is ignored with a word. */
+#define UO_CONF_SIZE		(32u * 1024u)
 void uo_conf_parse(const char *buf, size_t len, const struct uo_conf_ctx *ctx,
 		   struct uo_settings *global, struct uo_settings *program,
 		   struct uo_rules *rules);
+
+/*
+ * Why a config file with this st_mode and owner is not read (the system's
+ * file must be root's and writable only by root), NULL if it is; and a
+ * file that cannot be opened, in words.  Messages fit "useonce: FILE: ".
+ */
+const char *uo_conf_file_why(unsigned mode, unsigned uid, bool system);
+const char *uo_errno_words(int err);
 
 /*
  * String helpers of the library's start-up, which runs in every process:

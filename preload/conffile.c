@@ -16,6 +16,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "useonce.h"
 #include "conf.h"
 
@@ -133,6 +136,48 @@ const char *uo_setting_parse(const struct uo_setting *row, const char *value,
 	if (!why)
 		to->set |= UO_SET((unsigned)(row - uo_setting_table));
 	return why;
+}
+
+int uo_setting_env(const char *name, const char **value)
+{
+	unsigned i;
+
+	for (i = 0; i < UO_S_COUNT; i++) {
+		/* Every variable's name starts with the USEONCE_ the caller matched. */
+		const char *p = uo_setting_table[i].env, *s = name;
+
+		if (!p[0])
+			continue;
+		for (p += sizeof("USEONCE_") - 1; *p && *s == *p; p++, s++)
+			;
+		if (!*p && *s == '=') {
+			*value = s + 1;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+const char *uo_errno_words(int err)
+{
+	switch (err) {
+	case ENOENT: return "no such file";
+	case EACCES: return "permission denied";
+	case ELOOP: return "a symbolic link loop";
+	case EISDIR: return "a directory";
+	case ENAMETOOLONG: return "name too long";
+	case ENOTDIR: return "a path component is not a directory";
+	default: return "cannot be read";
+	}
+}
+
+const char *uo_conf_file_why(unsigned mode, unsigned uid, bool system)
+{
+	if (!S_ISREG(mode))
+		return "not a regular file; ignored";
+	if (system && (uid != 0 || (mode & (S_IWGRP | S_IWOTH))))
+		return "not owned by root, or writable by group or others; ignored";
+	return NULL;
 }
 
 void uo_settings_merge(struct uo_settings *into, const struct uo_settings *from)

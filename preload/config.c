@@ -45,7 +45,6 @@ struct uo_config uo_config = {
 struct uo_rules uo_rules;
 
 /* A config file's text: only the constructor uses it, before threads exist. */
-#define UO_CONF_SIZE	(32u * 1024u)
 static char uo_conf_text[UO_CONF_SIZE];
 
 /* Who we are, for [program NAME] sections; found only if a file has one. */
@@ -54,6 +53,96 @@ static struct {
 	char exe[512];
 	bool looked;
 } uo_self;
+
+/*
+ * What was ignored, said in one line at the end: a bad value set for a whole
+ * session would otherwise print a line per variable in every command run.
+ * The first problem is shown in full, the others named; `useonce --check`
+ * lists them all with their reasons.
+ */
+#define UO_NAMED_MAX	16
+static struct {
+	struct uo_line first;
+	unsigned n;
+	struct {
+		const char *name;	/* a variable, or a file; lives until the line is said */
+		unsigned line;		/* of the file; 0: none */
+	} named[UO_NAMED_MAX];
+} uo_ignored;
+
+/* Called once uo_ignored.n counts this one, the first being shown in full. */
+static void uo_name_more(const char *name, unsigned line)
+{
+	unsigned i = uo_ignored.n - 2;
+
+	if (i < UO_NAMED_MAX) {
+		uo_ignored.named[i].name = name;
+		uo_ignored.named[i].line = line;
+	}
+}
+
+static void uo_problem(const char *what, const char *value, const char *why)
+{
+	if (uo_ignored.n++ == 0)
+		uo_line_warning(&uo_ignored.first, what, value, why);
+	else
+		uo_name_more(what, 0);
+}
+
+static void uo_problem_at(const char *file, unsigned line, const char *key, const char *value,
+			  const char *why)
+{
+	if (uo_ignored.n++ == 0)
+		uo_line_warning_at(&uo_ignored.first, file, line, key, value, why);
+	else
+		uo_name_more(file, line);
+}
+
+/* "...; 3 more ignored: USEONCE_GUARD, /etc/useonce.conf:4,7 (useonce --check says why)" */
+static void uo_say_ignored(void)
+{
+	static const char tail[] = " (useonce --check says why)";
+	struct uo_line *l = &uo_ignored.first;
+	int saved = errno;	/* we are in the constructor: leave errno as it was */
+	unsigned i, more = uo_ignored.n - 1;
+
+	if (!uo_ignored.n)
+		return;
+	if (more) {
+		uo_line_str(l, "; ");
+		uo_line_num(l, more);
+		uo_line_str(l, " more ignored: ");
+		for (i = 0; i < more && i < UO_NAMED_MAX; i++) {
+			const char *name = uo_ignored.named[i].name;
+			unsigned line = uo_ignored.named[i].line;
+			/* Lines of one file: "FILE:4,7". */
+			bool same = i && line && uo_ignored.named[i - 1].line &&
+				    uo_streq(name, uo_ignored.named[i - 1].name);
+
+			/* Room for this name, a line number and the tail, else cut short. */
+			if (l->len + (same ? 0 : uo_strlen(name)) + 14 + sizeof(tail) > sizeof(l->buf)) {
+				uo_line_str(l, "...");
+				break;
+			}
+			if (same) {
+				uo_line_str(l, ",");
+			} else {
+				if (i)
+					uo_line_str(l, ", ");
+				uo_line_path(l, name);
+				if (line)
+					uo_line_str(l, ":");
+			}
+			if (line)
+				uo_line_num(l, line);
+		}
+		if (i == UO_NAMED_MAX && more > UO_NAMED_MAX)
+			uo_line_str(l, "...");
+		uo_line_str(l, tail);
+	}
+	uo_line_write(l, STDERR_FILENO);
+	errno = saved;
+}
 
 /* a then b into out, which the caller made big enough (libc's memcpy would cost a symbol version). */
 static void uo_copy(char *out, const char *a, const char *b)
@@ -133,20 +222,7 @@ static int uo_fstat_raw(long fd, struct stat *st)
 static void uo_file_warn(void *arg, unsigned line, const char *key, const char *value,
 			 const char *why)
 {
-	uo_warn_at((const char *)arg, line, key, value, why);
-}
-
-static const char *uo_errno_words(int err)
-{
-	switch (err) {
-	case ENOENT: return "no such file";
-	case EACCES: return "permission denied";
-	case ELOOP: return "a symbolic link loop";
-	case EISDIR: return "a directory";
-	case ENAMETOOLONG: return "name too long";
-	case ENOTDIR: return "a path component is not a directory";
-	default: return "cannot be read";
-	}
+	uo_problem_at((const char *)arg, line, key, value, why);
 }
 
 /*
@@ -164,6 +240,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 	/* Static, as the text: only fields whose bit is set are read, so clearing 'set' will do. */
 	static struct uo_settings global, program;
 	size_t len = 0, i;
+	const char *why;
 	struct stat st;
 	long fd;
 
@@ -172,18 +249,15 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd < 0) {
 		if (named)
-			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
+			uo_problem(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
 		else if (fd != -ENOENT)
-			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
+			uo_problem_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
 	}
-	if (uo_fstat_raw(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
-		goto out;
-	}
-	if (system && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-		uo_warn_at(path, 0, NULL, NULL,
-			   "not owned by root, or writable by group or others; ignored");
+	why = uo_fstat_raw(fd, &st) != 0 ? "not a regular file; ignored" :
+	      uo_conf_file_why(st.st_mode, st.st_uid, system);
+	if (why) {
+		uo_problem_at(path, 0, NULL, NULL, why);
 		goto out;
 	}
 	for (;;) {
@@ -193,7 +267,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		if (n == -EINTR)
 			continue;
 		if (n < 0) {
-			uo_warn_at(path, 0, NULL, NULL, "cannot be read; ignored");
+			uo_problem_at(path, 0, NULL, NULL, "cannot be read; ignored");
 			goto out;
 		}
 		if (n == 0)
@@ -203,7 +277,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			char more;
 
 			if (uo_sys(SYS_read, fd, (long)&more, 1, 0) > 0) {
-				uo_warn_at(path, 0, NULL, NULL,
+				uo_problem_at(path, 0, NULL, NULL,
 					   "longer than 32 KiB; the rest is ignored");
 				/* The last line is cut: leave it out. */
 				while (len && uo_conf_text[len - 1] != '\n')
@@ -298,18 +372,9 @@ static void uo_env_scan(struct uo_env *e)
 			if (!(v = uo_after(s, "USEONCE_")))
 				break;
 			e->any = true;
-			for (i = 0; i < UO_S_COUNT; i++) {
-				const char *name = uo_setting_table[i].env, *value;
-
-				if (!name[0])
-					continue;
-				/* Every name starts with the USEONCE_ just matched. */
-				value = uo_value(v, name + sizeof("USEONCE_") - 1);
-				if (value) {
-					e->v[i] = value;
-					break;
-				}
-			}
+			i = uo_setting_env(v, &v);
+			if (i >= 0)
+				e->v[i] = v;
 			break;
 		}
 	}
@@ -322,10 +387,10 @@ static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 	const char *named = e->v[UO_S_CONFIG];
 
 	if (named && !*named)
-		uo_warn(USEONCE_ENV_CONFIG, named, UO_EMPTY);
+		uo_problem(USEONCE_ENV_CONFIG, named, UO_EMPTY);
 	if (named && *named) {
 		if (uo_strlen(named) >= sizeof(path)) {
-			uo_warn(USEONCE_ENV_CONFIG, named, "path too long; ignored");
+			uo_problem(USEONCE_ENV_CONFIG, named, "path too long; ignored");
 			return;
 		}
 		uo_copy(path, named, "");
@@ -361,7 +426,7 @@ static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
 			continue;
 		why = uo_setting_parse(&uo_setting_table[i], e->v[i], into);
 		if (why)
-			uo_warn(uo_setting_table[i].env, e->v[i], why);
+			uo_problem(uo_setting_table[i].env, e->v[i], why);
 	}
 }
 
@@ -418,5 +483,6 @@ void uo_config_load(char *const *argv)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
+	uo_say_ignored();
 	/* The constructor (hooks.c) starts the statistics once this has read where they go. */
 }

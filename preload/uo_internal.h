@@ -131,10 +131,12 @@ void uo_line_str(struct uo_line *l, const char *s);
 void uo_line_num(struct uo_line *l, uint64_t v);
 void uo_line_range(struct uo_line *l, struct uo_range r);
 void uo_line_trace(struct uo_line *l);
-void uo_warn(const char *what, const char *value, const char *why);
+/* Warnings, built but not written: "useonce: NAME=VALUE: why; ignored". */
+void uo_line_warning(struct uo_line *l, const char *what, const char *value, const char *why);
 /* "useonce: FILE:LINE: KEY = VALUE: why; ignored" (line 0: the file as a whole). */
-void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
-		const char *why);
+void uo_line_warning_at(struct uo_line *l, const char *file, unsigned line, const char *key,
+			const char *value, const char *why);
+void uo_line_path(struct uo_line *l, const char *path);	/* printable bytes only, 200 at most */
 void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
 void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
 void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */

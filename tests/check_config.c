@@ -1044,11 +1044,46 @@ START_TEST(test_bad_keys)
 		write_text(c.conf, text, 0644);
 		run_bad(bad_keys[i].name ? bad_keys[i].name : "line", text, 1, c.conf);
 	}
-	/* Garbage: every line wrong, one warning each, and the program unharmed. */
+	/* Garbage: every line wrong, one line naming them all, and the program unharmed. */
 	write_text(c.conf, "\x7f" "ELF\x01\x01\n\xff\xfe garbage = \x01\n[[[\n", 0644);
-	run_bad("garbage", "", 3, c.conf);
+	run_bad("garbage", "", 1, c.conf);
 	printf("config: bad_keys: %zu bad lines, program output unchanged, one warning each\n",
 	       sizeof(bad_keys) / sizeof(bad_keys[0]) + 1);
+}
+END_TEST
+
+/*
+ * Many problems at once (a session's environment with typos, a bad file):
+ * one line per process, the first problem in full, every other one named.
+ */
+START_TEST(test_one_line)
+{
+	const char *argv[] = { "sha256sum", c.bad, NULL };
+	char conf_env[PATH_MAX + 32], text[4096], want[PATH_MAX + 32], big[4096];
+	const char *env[] = { conf_env, "USEONCE_WINDOW=1", "USEONCE_GUARD=sideways", NULL };
+	size_t n = 0;
+	int i;
+
+	if (skipped("one_line"))
+		return;
+	set_files(NULL, NULL);
+	write_text(c.conf, "threshold = 8x\nwindow = 4M\nwhat = 3\nguard = up\n", 0644);
+	snprintf(conf_env, sizeof(conf_env), "USEONCE_CONFIG=%s", c.conf);
+	run(argv, true, env);
+	ck_assert_msg(err_lines(text, sizeof(text)) == 1, "not one line: %s", text);
+	snprintf(want, sizeof(want), "useonce: %s:1: threshold = 8x: not a size (try 32M); ignored; "
+		 "4 more ignored: %s:3,4, USEONCE_WINDOW, USEONCE_GUARD (useonce --check says why)\n",
+		 c.conf, c.conf);
+	ck_assert_msg(!strcmp(text, want), "got:\n%sexpected:\n%s", text, want);
+
+	/* More than fit: still one line, cut short, and it says where to look. */
+	for (i = 1; i <= 40; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "key%d = %d\n", i, i);
+	write_text(c.conf, big, 0644);
+	run(argv, true, env);
+	ck_assert_msg(err_lines(text, sizeof(text)) == 1, "not one line: %s", text);
+	ck_assert_msg(strstr(text, "; 41 more ignored: ") && strstr(text, ":2,3,4,") &&
+		      strstr(text, "... (useonce --check says why)\n"), "%s", text);
 }
 END_TEST
 
@@ -1156,6 +1191,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_bad_env);
 	tcase_add_test(tc, test_bad_keys);
+	tcase_add_test(tc, test_one_line);
 	suite_add_tcase(s, tc);
 	/* In-process: files and the system config are shared from case to case. */
 	return uot_check_run(s, true);
