@@ -49,12 +49,12 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 	$(Q)$(CC) -shared -nostartfiles $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
-# The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
+# The command has BINDIR, LIBDIR and SYSCONFDIR compiled in: it is rebuilt when they change.
 $(B)/useonce: cmd/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
-		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ cmd/useonce.c preload/conffile.c
+		-DUO_BINDIR='"$(BINDIR)"' $(UO_DEFS) $(LDFLAGS) -o $@ cmd/useonce.c preload/conffile.c
 
 # Rewritten only when the directories differ from the last build's.
 UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)

@@ -13,6 +13,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -29,6 +30,9 @@
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
+#endif
+#ifndef UO_SYSCONFDIR
+#define UO_SYSCONFDIR "/etc"
 #endif
 #ifndef UO_BINDIR
 #define UO_BINDIR "/usr/local/bin"
@@ -75,13 +79,16 @@ static void uo_usage(void)
 	      "                        (to stderr unless given) says what would have gone\n"
 	      "  -c, --config FILE     read FILE instead of the user's config file\n"
 	      "  -n, --disable         run with the library loaded but passive\n"
+	      "      --check           list every problem of the configuration (config files\n"
+	      "                        and USEONCE_* variables) the library would ignore\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version and the library that would be used\n"
 	      "\n"
 	      "SIZE takes K, M, G, T suffixes (binary), at least 2M.  A file name given as\n"
 	      "DEST or FILE is made absolute.  Options after COMMAND are COMMAND's.\n"
 	      "Exit status: COMMAND's; 126 if it cannot be executed, 127 if it is not found\n"
-	      "(or the library is not), 2 for a usage error.  See useonce(1), libuseonce(7).\n",
+	      "(or the library is not), 2 for a usage error; with --check, 0 if the\n"
+	      "configuration has no problem, else 1.  See useonce(1), libuseonce(7).\n",
 	      stdout);
 }
 
@@ -93,11 +100,13 @@ static bool uo_all_digits(const char *s)
 /*
  * A file name for the library, which wants it absolute: the command may
  * change directory, and so may every process it starts.  Returns a string
- * that lives until exit.
+ * that lives until the next call: the caller puts it in the environment
+ * (setenv copies it) at once.
  */
 static const char *uo_absolute(const char *opt, const char *s)
 {
-	char cwd[PATH_MAX], *out;
+	static char *out;
+	char cwd[PATH_MAX];
 	size_t len;
 
 	if (s[0] == '/')
@@ -106,6 +115,7 @@ static const char *uo_absolute(const char *opt, const char *s)
 		uo_die(UO_EXIT_USAGE, "%s '%s': cannot make it absolute: %s", opt, s,
 		       strerror(errno));
 	len = strlen(cwd) + strlen(s) + 2;
+	free(out);
 	out = malloc(len);
 	if (!out)
 		uo_die(UO_EXIT_USAGE, "out of memory");
@@ -263,15 +273,197 @@ static void uo_version(void)
 		printf("library: not found (not next to this program, nor in %s)\n", UO_LIBDIR);
 }
 
+/* ---- --check: every problem the library would ignore, with its reason ---- */
+
+static unsigned uo_problems;
+
+/* A value from outside, printable bytes only. */
+static void uo_print_safe(const char *s)
+{
+	for (; *s; s++)
+		putchar(*s >= 0x20 && *s < 0x7f ? *s : '?');
+}
+
+/* The library's words for it, which end with "ignored" or get "; ignored". */
+static void uo_print_why(const char *why, bool ignored)
+{
+	static const char tail[] = "ignored";
+	size_t n = strlen(why);
+	bool says = n >= sizeof(tail) - 1 && !strcmp(why + n - (sizeof(tail) - 1), tail);
+
+	printf("%s%s\n", why, ignored && !says ? "; ignored" : "");
+	uo_problems++;
+}
+
+/* "useonce: NAME=VALUE: why; ignored", as the library says it. */
+static void uo_problem_var(const char *name, const char *value, const char *why)
+{
+	printf("useonce: %s", name);
+	if (value) {
+		putchar('=');
+		uo_print_safe(value);
+	}
+	fputs(": ", stdout);
+	uo_print_why(why, true);
+}
+
+/* "useonce: FILE:LINE: KEY = VALUE: why; ignored"; line 0: the file as a whole. */
+static void uo_problem_at(void *arg, unsigned line, const char *key, const char *value,
+			  const char *why)
+{
+	fputs("useonce: ", stdout);
+	uo_print_safe(arg);
+	if (line)
+		printf(":%u", line);
+	fputs(": ", stdout);
+	if (key) {
+		uo_print_safe(key);
+		if (value) {
+			fputs(" = ", stdout);
+			uo_print_safe(value);
+		}
+		fputs(": ", stdout);
+	}
+	uo_print_why(why, line != 0);
+}
+
+/* Every [program] section is checked, as if it were for the running program. */
+static bool uo_any_program(void *arg, const char *name)
+{
+	return true;
+}
+
+/*
+ * A config file, checked as the library reads it (preload/config.c):
+ * what it makes of the file as a whole, then every line.  'what' names it
+ * in the line that says it is read.
+ */
+static void uo_check_file(const char *what, const char *path, bool system, bool named,
+			  const char *home)
+{
+	static char text[UO_CONF_SIZE];
+	static struct uo_rules rules;
+	struct uo_conf_ctx ctx = {
+		.home = home, .is_program = uo_any_program, .warn = uo_problem_at,
+		.arg = (void *)path,
+	};
+	struct uo_settings global, program;
+	const char *why;
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+	char more;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (named)
+			uo_problem_var(USEONCE_ENV_CONFIG, path, uo_errno_words(errno));
+		else if (errno != ENOENT)
+			uo_problem_at((void *)path, 0, NULL, NULL, uo_errno_words(errno));
+		else
+			printf("useonce: %s %s: none\n", what, path);
+		return;
+	}
+	why = fstat(fd, &st) != 0 ? "not a regular file; ignored" :
+	      uo_conf_file_why(st.st_mode, st.st_uid, system);
+	if (why) {
+		uo_problem_at((void *)path, 0, NULL, NULL, why);
+		close(fd);
+		return;
+	}
+	printf("useonce: %s %s: read\n", what, path);
+	while (len < sizeof(text) && (n = read(fd, text + len, sizeof(text) - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			uo_problem_at((void *)path, 0, NULL, NULL, "cannot be read; ignored");
+			close(fd);
+			return;
+		}
+		len += (size_t)n;
+	}
+	if (len == sizeof(text) && read(fd, &more, 1) > 0) {
+		uo_problem_at((void *)path, 0, NULL, NULL, "longer than 32 KiB; the rest is ignored");
+		/* The library leaves the cut line out. */
+		while (len && text[len - 1] != '\n')
+			len--;
+	}
+	close(fd);
+	memset(&rules, 0, sizeof(rules));
+	global.set = program.set = 0;
+	uo_conf_parse(text, len, &ctx, &global, &program, &rules);
+}
+
+/*
+ * The system file, the user's (or USEONCE_CONFIG's), then the USEONCE_
+ * variables, in the order the library reads them.  A variable it does not
+ * know is no problem to the library, which never looks at it: a typo in a
+ * name is, to whoever set it.
+ */
+static int uo_check_all(void)
+{
+	static const char system_file[] = UO_SYSCONFDIR "/useonce.conf";
+	const char *named = getenv(USEONCE_ENV_CONFIG), *home = getenv("HOME");
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *value;
+	char user[512] = "";
+	unsigned vars = 0;
+	char **e;
+	int row;
+
+	if (home && home[0] != '/')
+		home = NULL;
+	uo_check_file("system file", system_file, true, false, home);
+	if (named && !*named)
+		uo_problem_var(USEONCE_ENV_CONFIG, named, UO_EMPTY);
+	if (named && *named) {
+		if (strlen(named) >= sizeof(user))
+			uo_problem_var(USEONCE_ENV_CONFIG, named, "path too long; ignored");
+		else
+			snprintf(user, sizeof(user), "%s", named);
+	} else if (xdg && xdg[0] == '/' && strlen(xdg) + sizeof("/useonce/config") <= sizeof(user)) {
+		snprintf(user, sizeof(user), "%s/useonce/config", xdg);
+	} else if (home && strlen(home) + sizeof("/.config/useonce/config") <= sizeof(user)) {
+		snprintf(user, sizeof(user), "%s/.config/useonce/config", home);
+	}
+	if (user[0])
+		uo_check_file("user file", user, false, named && *named, home);
+	for (e = environ; *e; e++) {
+		struct uo_settings unused;
+		const char *why;
+
+		if (strncmp(*e, "USEONCE_", 8))
+			continue;
+		vars++;
+		row = uo_setting_env(*e + 8, &value);
+		if (row < 0) {
+			printf("useonce: %.*s: not a variable libuseonce reads\n",
+			       (int)strcspn(*e, "="), *e);
+			uo_problems++;
+			continue;
+		}
+		if (row == UO_S_CONFIG)
+			continue;
+		why = uo_setting_parse(&uo_setting_table[row], value, &unused);
+		if (why)
+			uo_problem_var(uo_setting_table[row].env, value, why);
+	}
+	printf("useonce: %u USEONCE_ variable%s; %u problem%s\n", vars, vars == 1 ? "" : "s",
+	       uo_problems, uo_problems == 1 ? "" : "s");
+	return uo_problems ? 1 : 0;
+}
+
 /* Options that are not settings of their own. */
 enum {
 	UO_OPT_READ_ONLY = 256,
 	UO_OPT_WRITE_ONLY,
+	UO_OPT_CHECK,
 };
 
 static const struct option uo_more_options[] = {
 	{ "read-only", no_argument, NULL, UO_OPT_READ_ONLY },
 	{ "write-only", no_argument, NULL, UO_OPT_WRITE_ONLY },
+	{ "check", no_argument, NULL, UO_OPT_CHECK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 };
@@ -353,7 +545,7 @@ int main(int argc, char **argv)
 	struct option options[UO_S_COUNT + UO_NMORE + 1];
 	char optstring[3 * UO_S_COUNT + UO_NMORE + 3];
 	const struct uo_setting *row;
-	bool dry_run = false;
+	bool dry_run = false, check = false;
 	char lib[PATH_MAX];
 	int c;
 
@@ -372,6 +564,9 @@ int main(int argc, char **argv)
 			break;
 		case UO_OPT_WRITE_ONLY:
 			uo_setenv(USEONCE_ENV_GUARD, "write");
+			break;
+		case UO_OPT_CHECK:
+			check = true;
 			break;
 		case 'h':
 			uo_usage();
@@ -398,6 +593,11 @@ int main(int argc, char **argv)
 			uo_die(UO_EXIT_USAGE, "unknown option %s", argv[word]);
 		}
 	}
+	/* Options before --check are in the environment checked: -c FILE --check checks FILE. */
+	if (check && optind < argc)
+		uo_die(UO_EXIT_USAGE, "--check runs no command (%s)", argv[optind]);
+	if (check)
+		return uo_check_all();
 	if (optind >= argc)
 		uo_die(UO_EXIT_USAGE, "no command given");
 	/* A dry run that says nothing is no use; stats the user set (--stats too) win. */
