@@ -2,13 +2,16 @@
  * useonce: run a command with libuseonce preloaded.
  *
  *	useonce [options] [--] COMMAND [ARGS...]
+ *	useonce [options] --check
  *
  * Options become the USEONCE_* variables the library reads, so the command
  * line overrides the environment, which overrides the config files.  Values
- * are checked here, by the library's rules, so a typo is a usage error
- * (status 2) before anything runs rather than one warning per process once
- * it does.  The library is put first in LD_PRELOAD, unless one is there
- * already; then COMMAND is exec'ed, so its exit status is ours.
+ * are checked here, by the library's rules and its settings table
+ * (preload/conffile.c, linked in), so a typo is a usage error (status 2)
+ * before anything runs rather than a warning in every process once it does.
+ * The library is put first in LD_PRELOAD, unless one is there already; then
+ * COMMAND is exec'ed, so its exit status is ours.  --check runs nothing: it
+ * lists every problem of the configuration the library would read.
  *
  * SPDX-License-Identifier: MIT
  */
