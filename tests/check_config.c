@@ -348,6 +348,57 @@ END_TEST
  * ("#key = value" and "#[program NAME]" lines), it must parse without a
  * warning, and set what it shows.
  */
+/*
+ * The settings table: every variable is found by its name, every key is
+ * named in the unknown key warning, every option sets a variable, and a
+ * setting parsed through the table lands in its field and merges.
+ */
+START_TEST(test_table)
+{
+	struct uo_settings g, p, all;
+	struct warned w;
+	char entry[64];
+	const char *value;
+	unsigned i;
+
+	parse("no-such-key = 1\n", NULL, &w, &g, &p);
+	ck_assert_uint_eq(w.n, 1);
+	for (i = 0; i < UO_S_COUNT; i++) {
+		const struct uo_setting *row = &uo_setting_table[i];
+
+		if (row->env[0]) {
+			ck_assert_msg(!strncmp(row->env, "USEONCE_", 8), "%s", row->env);
+			snprintf(entry, sizeof(entry), "%s=v%u", row->env + 8, i);
+			ck_assert_int_eq(uo_setting_env(entry, &value), (int)i);
+			ck_assert_str_eq(value, entry + strlen(row->env + 8) + 1);
+		}
+		if (row->key[0])
+			ck_assert_msg(strstr(w.text[0], row->key), "'%s' not named in: %s",
+				      row->key, w.text[0]);
+		if (row->opt[0])
+			ck_assert_msg(row->env[0] && row->opt_short, "option --%s sets nothing",
+				      row->opt);
+	}
+	ck_assert_int_eq(uo_setting_env("THRESHOLDX=1", &value), -1);
+	ck_assert_int_eq(uo_setting_env("THRESHOLD", &value), -1);
+
+	memset(&g, 0, sizeof(g));
+	memset(&all, 0, sizeof(all));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "/t", &g));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_STATS], "1", &g));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_DISABLE], "yes", &g));
+	ck_assert_ptr_nonnull(uo_setting_parse(&uo_setting_table[UO_S_WINDOW], "1", &g));
+	ck_assert_str_eq(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "", &g), UO_EMPTY);
+	ck_assert_uint_eq(g.set, UO_SET_TRACE | UO_SET_STATS | UO_SET_DISABLE | UO_SET_ENABLE);
+	uo_settings_merge(&all, &g);
+	ck_assert_str_eq(all.trace.path, "/t");
+	ck_assert_int_eq(all.trace.fd, -1);
+	ck_assert_int_eq(all.stats.fd, 2);
+	ck_assert(all.disabled && !all.enable);
+	ck_assert_uint_eq(all.set, g.set);
+}
+END_TEST
+
 START_TEST(test_example)
 {
 	const char *src = getenv("UO_SRCDIR");
@@ -1168,6 +1219,7 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_too_many_rules);
+	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_example);
 	suite_add_tcase(s, tc);
 
