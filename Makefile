@@ -58,12 +58,12 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 	$(Q)$(CC) -shared -nostartfiles $(CFLAGS) $(LDFLAGS) -Wl,--version-script=$(B)/libuseonce.map \
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
-# The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
+# The command has BINDIR, LIBDIR and SYSCONFDIR compiled in: it is rebuilt when they change.
+$(B)/useonce: cmd/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
-		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ preload/useonce.c preload/conffile.c
+		-DUO_BINDIR='"$(BINDIR)"' $(UO_DEFS) $(LDFLAGS) -o $@ cmd/useonce.c preload/conffile.c
 
 # Rewritten only when the directories differ from the last build's.
 UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)
@@ -82,19 +82,17 @@ include tests/tests.mk
 # ---- install ----
 # DESTDIR stages a tree (a package build); the other directories are where
 # the files end up, and the command looks for the library there.
-INCLUDEDIR ?= $(PREFIX)/include
 # The sample config: installed if there is one, and never over an admin's changes.
 CONF_SRC   ?= examples/useonce.conf
 CONF_DST    = $(DESTDIR)$(SYSCONFDIR)/useonce.conf
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $(B)/useonce $(DESTDIR)$(BINDIR)/useonce
 	install -m 0644 $(B)/libuseonce.so $(DESTDIR)$(LIBDIR)/libuseonce.so
-	install -m 0644 include/useonce.h $(DESTDIR)$(INCLUDEDIR)/useonce.h
-	install -m 0644 man/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
-	install -m 0644 man/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
+	install -m 0644 cmd/useonce.1 $(DESTDIR)$(MANDIR)/man1/useonce.1
+	install -m 0644 preload/libuseonce.7 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
 	@if [ ! -f '$(CONF_SRC)' ]; then :; \
 	elif [ -e '$(CONF_DST)' ] && ! cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \
 		echo "useonce: $(CONF_DST) was changed: kept as it is"; \
@@ -105,7 +103,6 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/useonce $(DESTDIR)$(LIBDIR)/libuseonce.so \
-		$(DESTDIR)$(INCLUDEDIR)/useonce.h \
 		$(DESTDIR)$(MANDIR)/man1/useonce.1 $(DESTDIR)$(MANDIR)/man7/libuseonce.7
 	@if [ ! -e '$(CONF_DST)' ]; then :; \
 	elif [ -f '$(CONF_SRC)' ] && cmp -s '$(CONF_SRC)' '$(CONF_DST)'; then \

@@ -16,17 +16,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "conf.h"
-#include "policy.h"
+#include <errno.h>
+#include <sys/stat.h>
 
-static bool uo_streq(const char *a, const char *b)
-{
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
-}
+#include "conf.h"
 
 static char uo_lower(char c)
 {
@@ -40,20 +33,6 @@ static bool uo_strcaseeq(const char *a, const char *b)
 		b++;
 	}
 	return uo_lower(*a) == uo_lower(*b);
-}
-
-/*
- * Bounded (every string here is shorter), so that the compiler does not
- * make it a call of libc's strlen: in the library, a first call of a libc
- * function costs a symbol lookup in the process.
- */
-static size_t uo_strlen(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] && n < UO_CONF_LINE_MAX + UO_RULE_PATH)
-		n++;
-	return n;
 }
 
 static bool uo_blank(char c)
@@ -71,18 +50,172 @@ static bool uo_word(const char *s, const char *w)
 	return !*w && uo_blank(*s);
 }
 
+#define UO_FIELD(f)	((uint16_t)offsetof(struct uo_settings, f))
+
+const struct uo_setting uo_setting_table[UO_S_COUNT] = {
+	/* USEONCE_DISABLE=0 turns on what a file's enable = no turned off. */
+	[UO_S_DISABLE] = { "", USEONCE_ENV_DISABLE, UO_K_DISABLE, UO_FIELD(disabled),
+			   "disable", 'n', UO_OPT_NONE, "1" },
+	[UO_S_THRESHOLD] = { "threshold", USEONCE_ENV_THRESHOLD, UO_K_SIZE, UO_FIELD(threshold),
+			     "threshold", 't', UO_OPT_NEEDED, "" },
+	[UO_S_WINDOW] = { "window", USEONCE_ENV_WINDOW, UO_K_SIZE, UO_FIELD(window),
+			  "window", 'w', UO_OPT_NEEDED, "" },
+	[UO_S_GUARD] = { "guard", USEONCE_ENV_GUARD, UO_K_GUARD, UO_FIELD(guard),
+			 "guard", 'g', UO_OPT_NEEDED, "" },
+	[UO_S_REUSE] = { "reuse", USEONCE_ENV_REUSE, UO_K_REUSE, UO_FIELD(reuse_s),
+			 "reuse", 'r', UO_OPT_NEEDED, "" },
+	[UO_S_ENABLE] = { "enable", "", UO_K_BOOL, UO_FIELD(enable), "", 0, UO_OPT_NONE, "" },
+	[UO_S_TRACE] = { "", USEONCE_ENV_TRACE, UO_K_DEST, UO_FIELD(trace),
+			 "trace", 'T', UO_OPT_NEEDED, "" },
+	[UO_S_STATS] = { "", USEONCE_ENV_STATS, UO_K_DEST_STATS, UO_FIELD(stats),
+			 "stats", 's', UO_OPT_OPTIONAL, "stderr" },
+	[UO_S_DRYRUN] = { "", USEONCE_ENV_DRYRUN, UO_K_BOOL, UO_FIELD(dryrun),
+			  "dry-run", 'N', UO_OPT_NONE, "1" },
+	[UO_S_CONFIG] = { "", USEONCE_ENV_CONFIG, UO_K_FILE, UO_FIELD(config),
+			  "config", 'c', UO_OPT_NEEDED, "" },
+	[UO_S_NEVER] = { "never", "", UO_K_NEVER, 0, "", 0, UO_OPT_NONE, "" },
+	[UO_S_ALWAYS] = { "always", "", UO_K_ALWAYS, 0, "", 0, UO_OPT_NONE, "" },
+};
+
+/* A path copied by hand: a counted loop could become a call of libc's memcpy. */
+static void uo_copy_dest(struct uo_dest *to, const struct uo_dest *from)
+{
+	size_t i;
+
+	to->fd = from->fd;
+	for (i = 0; from->path[i] && i + 1 < sizeof(to->path); i++)
+		to->path[i] = from->path[i];
+	to->path[i] = '\0';
+}
+
+const char *uo_setting_parse(const struct uo_setting *row, const char *value,
+			     struct uo_settings *to)
+{
+	void *field = (char *)to + row->field;
+	const char *why = NULL;
+	struct uo_dest *dest;
+
+	switch ((enum uo_setting_kind)row->kind) {
+	case UO_K_SIZE:
+		why = uo_parse_size_setting(value, field);
+		break;
+	case UO_K_GUARD:
+		why = uo_parse_guard(value, field);
+		break;
+	case UO_K_REUSE:
+		why = uo_parse_reuse(value, field);
+		break;
+	case UO_K_BOOL:
+		why = uo_parse_bool(value, field);
+		break;
+	case UO_K_DISABLE:
+		why = uo_parse_bool(value, &to->disabled);
+		if (!why) {
+			to->enable = !to->disabled;
+			to->set |= UO_SET_ENABLE;
+		}
+		break;
+	case UO_K_DEST:
+	case UO_K_DEST_STATS:
+		dest = field;
+		why = !*value ? UO_EMPTY :
+		      uo_parse_dest(value, row->kind == UO_K_DEST_STATS, &dest->fd, dest->path,
+				    sizeof(dest->path));
+		break;
+	case UO_K_FILE:
+		if (!*value)
+			why = UO_EMPTY;
+		else
+			to->config = value;
+		break;
+	case UO_K_NEVER:
+	case UO_K_ALWAYS:
+		return "a path rule";
+	}
+	if (!why)
+		to->set |= UO_SET((unsigned)(row - uo_setting_table));
+	return why;
+}
+
+int uo_setting_env(const char *name, const char **value)
+{
+	unsigned i;
+
+	for (i = 0; i < UO_S_COUNT; i++) {
+		/* Every variable's name starts with the USEONCE_ the caller matched. */
+		const char *p = uo_setting_table[i].env, *s = name;
+
+		if (!p[0])
+			continue;
+		for (p += sizeof("USEONCE_") - 1; *p && *s == *p; p++, s++)
+			;
+		if (!*p && *s == '=') {
+			*value = s + 1;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+const char *uo_errno_words(int err)
+{
+	switch (err) {
+	case ENOENT: return "no such file";
+	case EACCES: return "permission denied";
+	case ELOOP: return "a symbolic link loop";
+	case EISDIR: return "a directory";
+	case ENAMETOOLONG: return "name too long";
+	case ENOTDIR: return "a path component is not a directory";
+	default: return "cannot be read";
+	}
+}
+
+const char *uo_conf_file_why(unsigned mode, unsigned uid, bool system)
+{
+	if (!S_ISREG(mode))
+		return "not a regular file; ignored";
+	if (system && (uid != 0 || (mode & (S_IWGRP | S_IWOTH))))
+		return "not owned by root, or writable by group or others; ignored";
+	return NULL;
+}
+
 void uo_settings_merge(struct uo_settings *into, const struct uo_settings *from)
 {
-	if (from->set & UO_SET_THRESHOLD)
-		into->threshold = from->threshold;
-	if (from->set & UO_SET_WINDOW)
-		into->window = from->window;
-	if (from->set & UO_SET_GUARD)
-		into->guard = from->guard;
-	if (from->set & UO_SET_REUSE)
-		into->reuse_s = from->reuse_s;
-	if (from->set & UO_SET_ENABLE)
-		into->enable = from->enable;
+	unsigned i;
+
+	for (i = 0; i < UO_S_COUNT; i++) {
+		const struct uo_setting *row = &uo_setting_table[i];
+		const void *src = (const char *)from + row->field;
+		void *dst = (char *)into + row->field;
+
+		if (!(from->set & UO_SET(i)))
+			continue;
+		switch ((enum uo_setting_kind)row->kind) {
+		case UO_K_SIZE:
+			*(uint64_t *)dst = *(const uint64_t *)src;
+			break;
+		case UO_K_GUARD:
+			*(unsigned *)dst = *(const unsigned *)src;
+			break;
+		case UO_K_REUSE:
+			*(uint32_t *)dst = *(const uint32_t *)src;
+			break;
+		case UO_K_BOOL:
+		case UO_K_DISABLE:
+			*(bool *)dst = *(const bool *)src;
+			break;
+		case UO_K_DEST:
+		case UO_K_DEST_STATS:
+			uo_copy_dest(dst, src);
+			break;
+		case UO_K_FILE:
+			*(const char **)dst = *(const char *const *)src;
+			break;
+		case UO_K_NEVER:
+		case UO_K_ALWAYS:
+			break;
+		}
+	}
 	into->set |= from->set;
 }
 
@@ -343,56 +476,38 @@ static void uo_conf_rule(struct uo_conf_state *cs, const char *key, const char *
 	cs->rules->n++;
 }
 
+/* The row of a config file key, any case; NULL if there is none. */
+static const struct uo_setting *uo_setting_key(const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < UO_S_COUNT; i++)
+		if (uo_setting_table[i].key[0] && uo_strcaseeq(key, uo_setting_table[i].key))
+			return &uo_setting_table[i];
+	return NULL;
+}
+
 static void uo_conf_setting(struct uo_conf_state *cs, char *key, char *value)
 {
-	struct uo_settings *to = cs->into;
-	const char *why = NULL;
-	uint64_t size;
-	unsigned guard;
-	uint32_t reuse;
-	bool b;
+	const struct uo_setting *row = uo_setting_key(key);
+	struct uo_settings unused;
+	const char *why;
 
-	if (uo_strcaseeq(key, "never") || uo_strcaseeq(key, "always")) {
-		if (!*value)
-			uo_conf_warn(cs, key, value, "no path");
-		else if (to)
-			uo_conf_rule(cs, key, value,
-				     uo_strcaseeq(key, "never") ? UO_RULE_NEVER : UO_RULE_ALWAYS);
+	if (!row) {
+		uo_conf_warn(cs, key, NULL,
+			     "unknown key (threshold, window, guard, reuse, enable, never, always)");
 		return;
 	}
-	if (uo_strcaseeq(key, "threshold") || uo_strcaseeq(key, "window")) {
-		why = uo_parse_size_setting(value, &size);
-		if (!why && to) {
-			if (uo_strcaseeq(key, "window")) {
-				to->window = size;
-				to->set |= UO_SET_WINDOW;
-			} else {
-				to->threshold = size;
-				to->set |= UO_SET_THRESHOLD;
-			}
-		}
-	} else if (uo_strcaseeq(key, "guard")) {
-		why = uo_parse_guard(value, &guard);
-		if (!why && to) {
-			to->guard = guard;
-			to->set |= UO_SET_GUARD;
-		}
-	} else if (uo_strcaseeq(key, "reuse")) {
-		why = uo_parse_reuse(value, &reuse);
-		if (!why && to) {
-			to->reuse_s = reuse;
-			to->set |= UO_SET_REUSE;
-		}
-	} else if (uo_strcaseeq(key, "enable")) {
-		why = uo_parse_bool(value, &b);
-		if (!why && to) {
-			to->enable = b;
-			to->set |= UO_SET_ENABLE;
-		}
-	} else {
-		why = "unknown key (threshold, window, guard, reuse, enable, never, always)";
-		value = NULL;
+	if (row->kind == UO_K_NEVER || row->kind == UO_K_ALWAYS) {
+		if (!*value)
+			uo_conf_warn(cs, key, value, "no path");
+		else if (cs->into)
+			uo_conf_rule(cs, key, value,
+				     row->kind == UO_K_NEVER ? UO_RULE_NEVER : UO_RULE_ALWAYS);
+		return;
 	}
+	/* A section for another program: its values are checked all the same. */
+	why = uo_setting_parse(row, value, cs->into ? cs->into : &unused);
 	if (why)
 		uo_conf_warn(cs, key, value, why);
 }

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "config.h"
@@ -48,7 +49,6 @@ struct uo_config uo_config = {
 struct uo_rules uo_rules;
 
 /* A config file's text: only the constructor uses it, before threads exist. */
-#define UO_CONF_SIZE	(32u * 1024u)
 static char uo_conf_text[UO_CONF_SIZE];
 
 /* Who we are, for [program NAME] sections; found only if a file has one. */
@@ -58,6 +58,96 @@ static struct {
 	bool looked;
 } uo_self;
 
+/*
+ * What was ignored, said in one line at the end: a bad value set for a whole
+ * session would otherwise print a line per variable in every command run.
+ * The first problem is shown in full, the others named; `useonce --check`
+ * lists them all with their reasons.
+ */
+#define UO_NAMED_MAX	16
+static struct {
+	struct uo_line first;
+	unsigned n;
+	struct {
+		const char *name;	/* a variable, or a file; lives until the line is said */
+		unsigned line;		/* of the file; 0: none */
+	} named[UO_NAMED_MAX];
+} uo_ignored;
+
+/* Called once uo_ignored.n counts this one, the first being shown in full. */
+static void uo_name_more(const char *name, unsigned line)
+{
+	unsigned i = uo_ignored.n - 2;
+
+	if (i < UO_NAMED_MAX) {
+		uo_ignored.named[i].name = name;
+		uo_ignored.named[i].line = line;
+	}
+}
+
+static void uo_problem(const char *what, const char *value, const char *why)
+{
+	if (uo_ignored.n++ == 0)
+		uo_line_warning(&uo_ignored.first, what, value, why);
+	else
+		uo_name_more(what, 0);
+}
+
+static void uo_problem_at(const char *file, unsigned line, const char *key, const char *value,
+			  const char *why)
+{
+	if (uo_ignored.n++ == 0)
+		uo_line_warning_at(&uo_ignored.first, file, line, key, value, why);
+	else
+		uo_name_more(file, line);
+}
+
+/* "...; 3 more ignored: USEONCE_GUARD, /etc/useonce.conf:4,7 (useonce --check says why)" */
+static void uo_say_ignored(void)
+{
+	static const char tail[] = " (useonce --check says why)";
+	struct uo_line *l = &uo_ignored.first;
+	int saved = errno;	/* we are in the constructor: leave errno as it was */
+	unsigned i, more = uo_ignored.n - 1;
+
+	if (!uo_ignored.n)
+		return;
+	if (more) {
+		uo_line_str(l, "; ");
+		uo_line_num(l, more);
+		uo_line_str(l, " more ignored: ");
+		for (i = 0; i < more && i < UO_NAMED_MAX; i++) {
+			const char *name = uo_ignored.named[i].name;
+			unsigned line = uo_ignored.named[i].line;
+			/* Lines of one file: "FILE:4,7". */
+			bool same = i && line && uo_ignored.named[i - 1].line &&
+				    uo_streq(name, uo_ignored.named[i - 1].name);
+
+			/* Room for this name, a line number and the tail, else cut short. */
+			if (l->len + (same ? 0 : uo_strlen(name)) + 14 + sizeof(tail) > sizeof(l->buf)) {
+				uo_line_str(l, "...");
+				break;
+			}
+			if (same) {
+				uo_line_str(l, ",");
+			} else {
+				if (i)
+					uo_line_str(l, ", ");
+				uo_line_path(l, name);
+				if (line)
+					uo_line_str(l, ":");
+			}
+			if (line)
+				uo_line_num(l, line);
+		}
+		if (i == UO_NAMED_MAX && more > UO_NAMED_MAX)
+			uo_line_str(l, "...");
+		uo_line_str(l, tail);
+	}
+	uo_line_write(l, STDERR_FILENO);
+	errno = saved;
+}
+
 /* a then b into out, which the caller made big enough (libc's memcpy would cost a symbol version). */
 static void uo_copy(char *out, const char *a, const char *b)
 {
@@ -66,28 +156,6 @@ static void uo_copy(char *out, const char *a, const char *b)
 	while (*b)
 		*out++ = *b++;
 	*out = '\0';
-}
-
-/*
- * Bounded, so that the compiler does not make it a call of strlen: the
- * first call of a libc function costs every process a symbol lookup.
- */
-static size_t uo_len(const char *s)
-{
-	size_t n = 0;
-
-	while (s[n] && n < 4096)
-		n++;
-	return n;
-}
-
-static bool uo_same(const char *a, const char *b)
-{
-	while (*a && *a == *b) {
-		a++;
-		b++;
-	}
-	return *a == *b;
 }
 
 static const char *uo_basename(const char *path)
@@ -117,11 +185,11 @@ static bool uo_is_program(void *arg, const char *name)
 	}
 	for (const char *p = name; *p; p++) {
 		if (*p == '/')
-			return uo_self.exe[0] && uo_same(uo_self.exe, name);
+			return uo_self.exe[0] && uo_streq(uo_self.exe, name);
 	}
-	if (uo_self.exe[0] && uo_same(uo_basename(uo_self.exe), name))
+	if (uo_self.exe[0] && uo_streq(uo_basename(uo_self.exe), name))
 		return true;
-	return uo_self.argv && uo_self.argv[0] && uo_same(uo_basename(uo_self.argv[0]), name);
+	return uo_self.argv && uo_self.argv[0] && uo_streq(uo_basename(uo_self.argv[0]), name);
 }
 
 /*
@@ -147,20 +215,7 @@ const char *uo_program_name(void)
 static void uo_file_warn(void *arg, unsigned line, const char *key, const char *value,
 			 const char *why)
 {
-	uo_warn_at((const char *)arg, line, key, value, why);
-}
-
-static const char *uo_errno_words(int err)
-{
-	switch (err) {
-	case ENOENT: return "no such file";
-	case EACCES: return "permission denied";
-	case ELOOP: return "a symbolic link loop";
-	case EISDIR: return "a directory";
-	case ENAMETOOLONG: return "name too long";
-	case ENOTDIR: return "a path component is not a directory";
-	default: return "cannot be read";
-	}
+	uo_problem_at((const char *)arg, line, key, value, why);
 }
 
 /*
@@ -175,8 +230,10 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		.home = home, .is_program = uo_is_program, .warn = uo_file_warn,
 		.arg = (void *)path,
 	};
-	struct uo_settings global = { 0 }, program = { 0 };
+	/* Static, as the text: only fields whose bit is set are read, so clearing 'set' will do. */
+	static struct uo_settings global, program;
 	size_t len = 0, i;
+	const char *why;
 	struct uo_file st;
 	long fd;
 
@@ -185,18 +242,15 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd < 0) {
 		if (named)
-			uo_warn(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
+			uo_problem(USEONCE_ENV_CONFIG, path, uo_errno_words((int)-fd));
 		else if (fd != -ENOENT)
-			uo_warn_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
+			uo_problem_at(path, 0, NULL, NULL, uo_errno_words((int)-fd));
 		return;
 	}
-	if (uo_fstat((int)fd, &st) != 0 || !S_ISREG(st.mode)) {
-		uo_warn_at(path, 0, NULL, NULL, "not a regular file; ignored");
-		goto out;
-	}
-	if (system && (st.uid != 0 || (st.mode & (S_IWGRP | S_IWOTH)))) {
-		uo_warn_at(path, 0, NULL, NULL,
-			   "not owned by root, or writable by group or others; ignored");
+	why = uo_fstat((int)fd, &st) != 0 ? "not a regular file; ignored" :
+	      uo_conf_file_why(st.mode, st.uid, system);
+	if (why) {
+		uo_problem_at(path, 0, NULL, NULL, why);
 		goto out;
 	}
 	for (;;) {
@@ -206,7 +260,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 		if (n == -EINTR)
 			continue;
 		if (n < 0) {
-			uo_warn_at(path, 0, NULL, NULL, "cannot be read; ignored");
+			uo_problem_at(path, 0, NULL, NULL, "cannot be read; ignored");
 			goto out;
 		}
 		if (n == 0)
@@ -216,7 +270,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			char more;
 
 			if (uo_sys(SYS_read, fd, (long)&more, 1, 0) > 0) {
-				uo_warn_at(path, 0, NULL, NULL,
+				uo_problem_at(path, 0, NULL, NULL,
 					   "longer than 32 KiB; the rest is ignored");
 				/* The last line is cut: leave it out. */
 				while (len && uo_conf_text[len - 1] != '\n')
@@ -233,6 +287,7 @@ static void uo_load_file(const char *path, bool system, bool named, const char *
 			break;
 		}
 	}
+	global.set = program.set = 0;
 	uo_conf_parse(uo_conf_text, len, &ctx, &global, &program, &uo_rules);
 	uo_settings_merge(into, &global);
 	uo_settings_merge(into, &program);
@@ -279,26 +334,8 @@ static void uo_load_record_path(const char *dir)
 }
 
 /* The variables we read, found in one pass over the environment. */
-enum {
-	UO_V_DISABLE, UO_V_THRESHOLD, UO_V_WINDOW, UO_V_GUARD, UO_V_TRACE, UO_V_REUSE,
-	UO_V_STATS, UO_V_DRYRUN, UO_V_CONFIG, UO_V_COUNT
-};
-
-/* An array of arrays, not of pointers: no relocation for the loader to make. */
-static const char uo_env_names[UO_V_COUNT][20] = {
-	[UO_V_DISABLE] = USEONCE_ENV_DISABLE,
-	[UO_V_THRESHOLD] = USEONCE_ENV_THRESHOLD,
-	[UO_V_WINDOW] = USEONCE_ENV_WINDOW,
-	[UO_V_GUARD] = USEONCE_ENV_GUARD,
-	[UO_V_TRACE] = USEONCE_ENV_TRACE,
-	[UO_V_REUSE] = USEONCE_ENV_REUSE,
-	[UO_V_STATS] = USEONCE_ENV_STATS,
-	[UO_V_DRYRUN] = USEONCE_ENV_DRYRUN,
-	[UO_V_CONFIG] = USEONCE_ENV_CONFIG,
-};
-
 struct uo_env {
-	const char *v[UO_V_COUNT];
+	const char *v[UO_S_COUNT];	/* by row of uo_setting_table */
 	const char *home;
 	const char *xdg_config;
 	bool any;		/* some USEONCE_ variable is set */
@@ -328,33 +365,25 @@ static void uo_env_scan(struct uo_env *e)
 			if (!(v = uo_after(s, "USEONCE_")))
 				break;
 			e->any = true;
-			for (i = 0; i < UO_V_COUNT; i++) {
-				const char *value = uo_value(s, uo_env_names[i]);
-
-				if (value) {
-					e->v[i] = value;
-					break;
-				}
-			}
+			i = uo_setting_env(v, &v);
+			if (i >= 0)
+				e->v[i] = v;
 			break;
 		}
 	}
 }
 
-/* An empty value is a mistake more often than a way of saying "off". */
-#define UO_EMPTY "empty (unset it instead)"
-
 /* The user's file: $USEONCE_CONFIG, else under XDG_CONFIG_HOME or HOME. */
 static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 {
 	static char path[512];
-	const char *named = e->v[UO_V_CONFIG];
+	const char *named = e->v[UO_S_CONFIG];
 
 	if (named && !*named)
-		uo_warn(USEONCE_ENV_CONFIG, named, UO_EMPTY);
+		uo_problem(USEONCE_ENV_CONFIG, named, UO_EMPTY);
 	if (named && *named) {
-		if (uo_len(named) >= sizeof(path)) {
-			uo_warn(USEONCE_ENV_CONFIG, named, "path too long; ignored");
+		if (uo_strlen(named) >= sizeof(path)) {
+			uo_problem(USEONCE_ENV_CONFIG, named, "path too long; ignored");
 			return;
 		}
 		uo_copy(path, named, "");
@@ -362,10 +391,10 @@ static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 		return;
 	}
 	if (e->xdg_config && e->xdg_config[0] == '/' &&
-	    uo_len(e->xdg_config) + sizeof("/useonce/config") <= sizeof(path))
+	    uo_strlen(e->xdg_config) + sizeof("/useonce/config") <= sizeof(path))
 		uo_copy(path, e->xdg_config, "/useonce/config");
 	else if (e->home && e->home[0] == '/' &&
-		 uo_len(e->home) + sizeof("/.config/useonce/config") <= sizeof(path))
+		 uo_strlen(e->home) + sizeof("/.config/useonce/config") <= sizeof(path))
 		uo_copy(path, e->home, "/.config/useonce/config");
 	else
 		return;
@@ -379,88 +408,41 @@ static void uo_load_user_file(const struct uo_env *e, struct uo_settings *into)
 }
 
 /* Each bad value: one line naming it, and the value it would have replaced stays. */
-static void uo_env_check(const char *name, const char *value, const char *why)
-{
-	if (why)
-		uo_warn(name, value, why);
-}
-
 static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
 {
-	const char *const *v = e->v;
-	uint64_t size;
-	unsigned guard;
-	uint32_t reuse;
-	bool b;
 	const char *why;
+	unsigned i;
 
-	if (v[UO_V_DISABLE]) {
-		why = uo_parse_bool(v[UO_V_DISABLE], &b);
-		if (!why) {
-			/* USEONCE_DISABLE=0 turns on what a file's enable = no turned off. */
-			uo_config.disabled = b;
-			into->enable = !b;
-			into->set |= UO_SET_ENABLE;
-		}
-		uo_env_check(USEONCE_ENV_DISABLE, v[UO_V_DISABLE], why);
+	for (i = 0; i < UO_S_COUNT; i++) {
+		/* USEONCE_CONFIG named the user's file, read before. */
+		if (!e->v[i] || i == UO_S_CONFIG)
+			continue;
+		why = uo_setting_parse(&uo_setting_table[i], e->v[i], into);
+		if (why)
+			uo_problem(uo_setting_table[i].env, e->v[i], why);
 	}
-	if (v[UO_V_THRESHOLD]) {
-		why = uo_parse_size_setting(v[UO_V_THRESHOLD], &size);
-		if (!why) {
-			into->threshold = size;
-			into->set |= UO_SET_THRESHOLD;
-		}
-		uo_env_check(USEONCE_ENV_THRESHOLD, v[UO_V_THRESHOLD], why);
-	}
-	if (v[UO_V_WINDOW]) {
-		why = uo_parse_size_setting(v[UO_V_WINDOW], &size);
-		if (!why) {
-			into->window = size;
-			into->set |= UO_SET_WINDOW;
-		}
-		uo_env_check(USEONCE_ENV_WINDOW, v[UO_V_WINDOW], why);
-	}
-	if (v[UO_V_GUARD]) {
-		why = uo_parse_guard(v[UO_V_GUARD], &guard);
-		if (!why) {
-			into->guard = guard;
-			into->set |= UO_SET_GUARD;
-		}
-		uo_env_check(USEONCE_ENV_GUARD, v[UO_V_GUARD], why);
-	}
-	if (v[UO_V_REUSE]) {
-		why = uo_parse_reuse(v[UO_V_REUSE], &reuse);
-		if (!why) {
-			into->reuse_s = reuse;
-			into->set |= UO_SET_REUSE;
-		}
-		uo_env_check(USEONCE_ENV_REUSE, v[UO_V_REUSE], why);
-	}
-	if (v[UO_V_TRACE])
-		uo_env_check(USEONCE_ENV_TRACE, v[UO_V_TRACE], !*v[UO_V_TRACE] ? UO_EMPTY :
-			     uo_parse_dest(v[UO_V_TRACE], false, &uo_config.trace_fd,
-					   uo_config.trace_path, sizeof(uo_config.trace_path)));
-	if (v[UO_V_STATS])
-		uo_env_check(USEONCE_ENV_STATS, v[UO_V_STATS], !*v[UO_V_STATS] ? UO_EMPTY :
-			     uo_parse_dest(v[UO_V_STATS], true, &uo_config.stats_fd,
-					   uo_config.stats_path, sizeof(uo_config.stats_path)));
-	if (v[UO_V_DRYRUN]) {
-		why = uo_parse_bool(v[UO_V_DRYRUN], &b);
-		if (!why)
-			uo_config.dryrun = b;
-		uo_env_check(USEONCE_ENV_DRYRUN, v[UO_V_DRYRUN], why);
-	}
+}
+
+/* A destination into the config's fd and path (of the same size). */
+static void uo_use_dest(const struct uo_dest *d, int *fd, char *path)
+{
+	*fd = d->fd;
+	uo_copy(path, d->path, "");
 }
 
 void uo_config_load(char *const *argv)
 {
 	static const char system_file[] = UO_SYSCONFDIR "/useonce.conf";
 	struct uo_tuning *t = &uo_config.tuning;
-	struct uo_settings set = {
-		.threshold = t->threshold, .window = t->window, .guard = t->guard,
-		.reuse_s = uo_config.reuse_s, .enable = true,
-	};
+	/* Static: the constructor runs before threads exist, and nothing is zeroed on the stack. */
+	static struct uo_settings set;
 	struct uo_env e = { 0 };
+
+	set.threshold = t->threshold;
+	set.window = t->window;
+	set.guard = t->guard;
+	set.reuse_s = uo_config.reuse_s;
+	set.enable = true;
 
 	uo_self.argv = argv;
 	if (environ)
@@ -474,6 +456,14 @@ void uo_config_load(char *const *argv)
 	t->window = set.window;
 	t->guard = set.guard;
 	uo_config.reuse_s = set.reuse_s;
+	if (set.set & UO_SET_DISABLE)
+		uo_config.disabled = set.disabled;
+	if (set.set & UO_SET_TRACE)
+		uo_use_dest(&set.trace, &uo_config.trace_fd, uo_config.trace_path);
+	if (set.set & UO_SET_STATS)
+		uo_use_dest(&set.stats, &uo_config.stats_fd, uo_config.stats_path);
+	if (set.set & UO_SET_DRYRUN)
+		uo_config.dryrun = set.dryrun;
 	if (!set.enable) {
 		/* enable = no: only files under an always rule, if any, are guarded. */
 		if (uo_rules_have(&uo_rules, UO_RULE_ALWAYS))
@@ -486,5 +476,6 @@ void uo_config_load(char *const *argv)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
-	/* The statistics are started by the constructor, which calls us first. */
+	uo_say_ignored();
+	/* The constructor (hooks.c) starts the statistics once this has read where they go. */
 }

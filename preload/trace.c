@@ -135,54 +135,49 @@ void uo_line_write(struct uo_line *l, int fd)
 	uo_write_all(fd, l->buf, l->len);
 }
 
-/* "USEONCE_WINDOW=8x: not a size (try 32M); ignored" */
-void uo_warn(const char *what, const char *value, const char *why)
+void uo_line_path(struct uo_line *l, const char *path)
 {
-	int saved = errno;	/* warnings come from the constructor: leave errno as it was */
-	struct uo_line l;
-
-	l.len = 0;
-	uo_line_str(&l, "useonce: ");
-	uo_line_str(&l, what);
-	if (value) {
-		uo_line_str(&l, "=");
-		uo_line_value(&l, value);
-	}
-	uo_line_str(&l, ": ");
-	uo_line_str(&l, why);
-	if (!uo_ends_ignored(why))
-		uo_line_str(&l, "; ignored");
-	uo_line_write(&l, STDERR_FILENO);
-	errno = saved;
+	uo_line_safe(l, path, 200);
 }
 
-void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
-		const char *why)
+/* "useonce: USEONCE_WINDOW=8x: not a size (try 32M); ignored" */
+void uo_line_warning(struct uo_line *l, const char *what, const char *value, const char *why)
 {
-	int saved = errno;
-	struct uo_line l;
+	l->len = 0;
+	uo_line_str(l, "useonce: ");
+	uo_line_str(l, what);
+	if (value) {
+		uo_line_str(l, "=");
+		uo_line_value(l, value);
+	}
+	uo_line_str(l, ": ");
+	uo_line_str(l, why);
+	if (!uo_ends_ignored(why))
+		uo_line_str(l, "; ignored");
+}
 
-	l.len = 0;
-	uo_line_str(&l, "useonce: ");
-	uo_line_safe(&l, file, 200);
+void uo_line_warning_at(struct uo_line *l, const char *file, unsigned line, const char *key,
+			const char *value, const char *why)
+{
+	l->len = 0;
+	uo_line_str(l, "useonce: ");
+	uo_line_path(l, file);
 	if (line) {
-		uo_line_str(&l, ":");
-		uo_line_num(&l, line);
+		uo_line_str(l, ":");
+		uo_line_num(l, line);
 	}
-	uo_line_str(&l, ": ");
+	uo_line_str(l, ": ");
 	if (key) {
-		uo_line_value(&l, key);
+		uo_line_value(l, key);
 		if (value) {
-			uo_line_str(&l, " = ");
-			uo_line_value(&l, value);
+			uo_line_str(l, " = ");
+			uo_line_value(l, value);
 		}
-		uo_line_str(&l, ": ");
+		uo_line_str(l, ": ");
 	}
-	uo_line_str(&l, why);
+	uo_line_str(l, why);
 	if (line && !uo_ends_ignored(why))
-		uo_line_str(&l, "; ignored");
-	uo_line_write(&l, STDERR_FILENO);
-	errno = saved;
+		uo_line_str(l, "; ignored");
 }
 
 /* Binary units, one decimal: "0 B", "512 B", "1.5 GiB". */

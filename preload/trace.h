@@ -37,10 +37,15 @@ void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
 /* "useonce: fd N: WHAT[: DETAIL]" to the trace. */
 void uo_trace(int fd, const char *what, const char *detail);
 
-/* "useonce: NAME=VALUE: why; ignored" on stderr. */
-void uo_warn(const char *what, const char *value, const char *why);
-/* "useonce: FILE:LINE: KEY = VALUE: why; ignored" (line 0: the file as a whole). */
-void uo_warn_at(const char *file, unsigned line, const char *key, const char *value,
-		const char *why);
+/*
+ * Warnings, built to be written by the caller (the constructor writes one
+ * line for everything it ignored):
+ * "useonce: NAME=VALUE: why; ignored", and
+ * "useonce: FILE:LINE: KEY = VALUE: why; ignored" (line 0: the file as a whole).
+ */
+void uo_line_warning(struct uo_line *l, const char *what, const char *value, const char *why);
+void uo_line_warning_at(struct uo_line *l, const char *file, unsigned line, const char *key,
+			const char *value, const char *why);
+void uo_line_path(struct uo_line *l, const char *path);	/* printable bytes only, up to 200 */
 
 #endif /* UO_TRACE_H */

@@ -503,7 +503,7 @@ static const char *const cli_bad_args[][3] = {
 	{ "-w", "abc" }, { "-g", "sideways" }, { "-g", "" }, { "--guard=Read" },
 	{ "-r", "5w" }, { "-r", "" }, { "-r", "-1" }, { "--reuse=10 m" },
 	{ "--stats=" }, { "-T", "" }, { "-c", "/nonexistent/uotest.conf" }, { "-c", "@DIR" },
-	{ "-c", "" }, { NULL },
+	{ "-c", "" }, { "--check" }, { NULL },
 };
 
 #define CLI_NBAD	(sizeof(cli_bad_args) / sizeof(cli_bad_args[0]))
@@ -544,7 +544,8 @@ END_TEST
 /* Every long option, as the man page and --help must show it. */
 static const char *const cli_long_options[] = {
 	"--threshold", "--window", "--guard", "--read-only", "--write-only", "--reuse",
-	"--stats", "--trace", "--dry-run", "--config", "--disable", "--help", "--version",
+	"--stats", "--trace", "--dry-run", "--config", "--disable", "--check", "--help",
+	"--version",
 };
 static const char *const cli_short_options[] = {
 	"-t", "-w", "-g", "-r", "-s", "-T", "-N", "-c", "-n", "-h", "-V",
@@ -595,6 +596,77 @@ START_TEST(test_version)
 		uot_sfmt(want, sizeof(want), "useonce %s\nlibrary: %s\n", USEONCE_VERSION, cli.lib);
 		ck_assert_msg(!strcmp(o.out, want), "useonce %s printed '%s', expected '%s'",
 			      forms[f], o.out, want);
+	}
+}
+END_TEST
+
+/* ---- --check ---- */
+
+/*
+ * --check lists every problem of the files and variables with the
+ * library's words, one line each, and exits 1; 0 when there is none.
+ * The system file is the real one (tests never write /etc): its lines are
+ * tolerated, and the clean case is asserted only when it has no problem.
+ */
+START_TEST(test_check)
+{
+	static const char *const want[] = {
+		"@:1: threshold = 8x: not a size (try 32M); ignored\n",
+		"@:2: what: unknown key (threshold, window, guard, reuse, enable, never, always); ignored\n",
+		"@:4: never = relative: not an absolute path (or ~/...); ignored\n",
+		"useonce: USEONCE_WINDOW=1: out of range (2M..1P); ignored\n",
+		"useonce: USEONCE_TRESHOLD: not a variable libuseonce reads\n",
+		"useonce: user file @: read\n",
+	};
+	char bad[PATH_MAX], line[PATH_MAX + 128], sys_problems[64];
+	const char *env[] = { "USEONCE_WINDOW=1", "USEONCE_TRESHOLD=8M", "USEONCE_GUARD=read",
+			      NULL };
+	static struct cli_out o;
+	unsigned sys_n = 0;
+	const char *p;
+	size_t i;
+
+	ck_assert_msg(!cli.scratch_why[0], "no scratch directory: %s", cli.scratch_why);
+	/* Problems of this machine's system file, if it has any. */
+	{
+		const char *argv[] = { cli_useonce(), "-c", cli.conf, "--check", NULL };
+
+		cli_run(argv, NULL, &o);
+		p = strstr(o.out, "; ");
+		ck_assert_msg(o.err[0] == '\0', "--check wrote on stderr: %s", o.err);
+		ck_assert_msg(p && sscanf(strrchr(o.out, ';'), "; %u problem", &sys_n) == 1,
+			      "no summary line: %s", o.out);
+		if (sys_n == 0)
+			ck_assert_msg(cli_exit(&o) == 0, "--check of a good file: %s:\n%s",
+				      uot_status_str(o.status), o.out);
+		else
+			printf("cli: check: the system file has %u problems: not asserting a clean run\n",
+			       sys_n);
+	}
+	uot_scratch_path(bad, sizeof(bad), "bad.conf");
+	cli_write_file(bad, "threshold = 8x\nwhat = 3\n[program nothing-here]\nnever = relative\n",
+		       0644);
+	{
+		const char *argv[] = { cli_useonce(), "-c", bad, "--check", NULL };
+
+		cli_run(argv, env, &o);
+		ck_assert_msg(cli_exit(&o) == 1, "--check of a bad config: %s:\n%s",
+			      uot_status_str(o.status), o.out);
+		ck_assert_msg(o.err[0] == '\0', "--check wrote on stderr: %s", o.err);
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			p = strchr(want[i], '@');
+			if (p)
+				uot_sfmt(line, sizeof(line), "%.*s%s%s", (int)(p - want[i]), want[i],
+					 bad, p + 1);
+			else
+				uot_sfmt(line, sizeof(line), "%s", want[i]);
+			ck_assert_msg(strstr(o.out, line), "--check does not say '%s' in:\n%s", line,
+				      o.out);
+		}
+		/* USEONCE_CONFIG, set by -c, is the fourth variable. */
+		uot_sfmt(sys_problems, sizeof(sys_problems), "; %u problems\n", sys_n + 5);
+		ck_assert_msg(strstr(o.out, "useonce: 4 USEONCE_ variables") &&
+			      strstr(o.out, sys_problems), "summary wrong:\n%s", o.out);
 	}
 }
 END_TEST
@@ -674,7 +746,6 @@ static void cli_need_stage(void)
 static const char cli_default_files[] =
 	"/etc/useonce.conf 0644\n"
 	"/usr/local/bin/useonce 0755\n"
-	"/usr/local/include/useonce.h 0644\n"
 	"/usr/local/lib/libuseonce.so 0644\n"
 	"/usr/local/share/man/man1/useonce.1 0644\n"
 	"/usr/local/share/man/man7/libuseonce.7 0644\n";
@@ -846,7 +917,7 @@ END_TEST
 
 /* ---- man pages ---- */
 
-static const char *const cli_pages[] = { "man/useonce.1", "man/libuseonce.7" };
+static const char *const cli_pages[] = { "cmd/useonce.1", "preload/libuseonce.7" };
 
 #define CLI_NPAGES	(sizeof(cli_pages) / sizeof(cli_pages[0]))
 
@@ -904,7 +975,7 @@ START_TEST(test_man_options)
 	char word[64];
 	size_t i;
 
-	cli_page_text("man/useonce.1", text, sizeof(text));
+	cli_page_text("cmd/useonce.1", text, sizeof(text));
 	for (i = 0; i < CLI_NLONG; i++)
 		ck_assert_msg(strstr(text, cli_long_options[i]), "useonce(1) does not document %s",
 			      cli_long_options[i]);
@@ -947,8 +1018,8 @@ START_TEST(test_man_variables)
 	int found = 0;
 	size_t i;
 
-	cli_page_text("man/libuseonce.7", text, sizeof(text));
-	cli_page_text("man/useonce.1", page1, sizeof(page1));
+	cli_page_text("preload/libuseonce.7", text, sizeof(text));
+	cli_page_text("cmd/useonce.1", page1, sizeof(page1));
 	uot_sfmt(path, sizeof(path), "%s/include/useonce.h", uot_srcdir());
 	cli_slurp(path, header, sizeof(header));
 	for (p = header; (p = strstr(p, "\"USEONCE_")); p++) {
@@ -1497,6 +1568,7 @@ int main(void)
 	cli_add_loop(s, "usage_error", test_usage_error, CLI_NBAD);
 	cli_add(s, "help", test_help, 0);
 	cli_add(s, "version", test_version, 0);
+	cli_add(s, "check", test_check, 0);
 	sr = srunner_create(s);
 
 	s = suite_create("install");

@@ -242,7 +242,7 @@ START_TEST(test_stats_stderr)
 	ck_assert_msg(strstr(line, "; dropped ") && !strstr(line, "; dropped 0 B"), "%s", line);
 	ck_assert_uint_eq(count(text, "\n"), 1);
 	assert_dropped("-s");
-	assert_documented(line, "man/libuseonce.7", ".SH STATISTICS");
+	assert_documented(line, "preload/libuseonce.7", ".SH STATISTICS");
 	assert_documented(line, "README.md", "## Using it");
 	printf("cli_e2e: %s\n", line);
 }

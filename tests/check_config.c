@@ -348,6 +348,57 @@ END_TEST
  * ("#key = value" and "#[program NAME]" lines), it must parse without a
  * warning, and set what it shows.
  */
+/*
+ * The settings table: every variable is found by its name, every key is
+ * named in the unknown key warning, every option sets a variable, and a
+ * setting parsed through the table lands in its field and merges.
+ */
+START_TEST(test_table)
+{
+	struct uo_settings g, p, all;
+	struct warned w;
+	char entry[64];
+	const char *value;
+	unsigned i;
+
+	parse("no-such-key = 1\n", NULL, &w, &g, &p);
+	ck_assert_uint_eq(w.n, 1);
+	for (i = 0; i < UO_S_COUNT; i++) {
+		const struct uo_setting *row = &uo_setting_table[i];
+
+		if (row->env[0]) {
+			ck_assert_msg(!strncmp(row->env, "USEONCE_", 8), "%s", row->env);
+			snprintf(entry, sizeof(entry), "%s=v%u", row->env + 8, i);
+			ck_assert_int_eq(uo_setting_env(entry, &value), (int)i);
+			ck_assert_str_eq(value, entry + strlen(row->env + 8) + 1);
+		}
+		if (row->key[0])
+			ck_assert_msg(strstr(w.text[0], row->key), "'%s' not named in: %s",
+				      row->key, w.text[0]);
+		if (row->opt[0])
+			ck_assert_msg(row->env[0] && row->opt_short, "option --%s sets nothing",
+				      row->opt);
+	}
+	ck_assert_int_eq(uo_setting_env("THRESHOLDX=1", &value), -1);
+	ck_assert_int_eq(uo_setting_env("THRESHOLD", &value), -1);
+
+	memset(&g, 0, sizeof(g));
+	memset(&all, 0, sizeof(all));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "/t", &g));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_STATS], "1", &g));
+	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_DISABLE], "yes", &g));
+	ck_assert_ptr_nonnull(uo_setting_parse(&uo_setting_table[UO_S_WINDOW], "1", &g));
+	ck_assert_str_eq(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "", &g), UO_EMPTY);
+	ck_assert_uint_eq(g.set, UO_SET_TRACE | UO_SET_STATS | UO_SET_DISABLE | UO_SET_ENABLE);
+	uo_settings_merge(&all, &g);
+	ck_assert_str_eq(all.trace.path, "/t");
+	ck_assert_int_eq(all.trace.fd, -1);
+	ck_assert_int_eq(all.stats.fd, 2);
+	ck_assert(all.disabled && !all.enable);
+	ck_assert_uint_eq(all.set, g.set);
+}
+END_TEST
+
 START_TEST(test_example)
 {
 	const char *src = getenv("UO_SRCDIR");
@@ -1044,11 +1095,46 @@ START_TEST(test_bad_keys)
 		write_text(c.conf, text, 0644);
 		run_bad(bad_keys[i].name ? bad_keys[i].name : "line", text, 1, c.conf);
 	}
-	/* Garbage: every line wrong, one warning each, and the program unharmed. */
+	/* Garbage: every line wrong, one line naming them all, and the program unharmed. */
 	write_text(c.conf, "\x7f" "ELF\x01\x01\n\xff\xfe garbage = \x01\n[[[\n", 0644);
-	run_bad("garbage", "", 3, c.conf);
+	run_bad("garbage", "", 1, c.conf);
 	printf("config: bad_keys: %zu bad lines, program output unchanged, one warning each\n",
 	       sizeof(bad_keys) / sizeof(bad_keys[0]) + 1);
+}
+END_TEST
+
+/*
+ * Many problems at once (a session's environment with typos, a bad file):
+ * one line per process, the first problem in full, every other one named.
+ */
+START_TEST(test_one_line)
+{
+	const char *argv[] = { "sha256sum", c.bad, NULL };
+	char conf_env[PATH_MAX + 32], text[4096], want[PATH_MAX + 32], big[4096];
+	const char *env[] = { conf_env, "USEONCE_WINDOW=1", "USEONCE_GUARD=sideways", NULL };
+	size_t n = 0;
+	int i;
+
+	if (skipped("one_line"))
+		return;
+	set_files(NULL, NULL);
+	write_text(c.conf, "threshold = 8x\nwindow = 4M\nwhat = 3\nguard = up\n", 0644);
+	snprintf(conf_env, sizeof(conf_env), "USEONCE_CONFIG=%s", c.conf);
+	run(argv, true, env);
+	ck_assert_msg(err_lines(text, sizeof(text)) == 1, "not one line: %s", text);
+	snprintf(want, sizeof(want), "useonce: %s:1: threshold = 8x: not a size (try 32M); ignored; "
+		 "4 more ignored: %s:3,4, USEONCE_WINDOW, USEONCE_GUARD (useonce --check says why)\n",
+		 c.conf, c.conf);
+	ck_assert_msg(!strcmp(text, want), "got:\n%sexpected:\n%s", text, want);
+
+	/* More than fit: still one line, cut short, and it says where to look. */
+	for (i = 1; i <= 40; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "key%d = %d\n", i, i);
+	write_text(c.conf, big, 0644);
+	run(argv, true, env);
+	ck_assert_msg(err_lines(text, sizeof(text)) == 1, "not one line: %s", text);
+	ck_assert_msg(strstr(text, "; 41 more ignored: ") && strstr(text, ":2,3,4,") &&
+		      strstr(text, "... (useonce --check says why)\n"), "%s", text);
 }
 END_TEST
 
@@ -1133,6 +1219,7 @@ int main(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_too_many_rules);
+	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_example);
 	suite_add_tcase(s, tc);
 
@@ -1156,6 +1243,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_bad_env);
 	tcase_add_test(tc, test_bad_keys);
+	tcase_add_test(tc, test_one_line);
 	suite_add_tcase(s, tc);
 	/* In-process: files and the system config are shared from case to case. */
 	return uot_check_run(s, true);
