@@ -50,11 +50,13 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 # The command has BINDIR and LIBDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: preload/useonce.c preload/conffile.c include/useonce.h preload/uo_conf.h $(B)/dirs
+$(B)/useonce: preload/useonce.c preload/conffile.c cmd/watch.c cmd/watch.h preload/policy.c \
+		include/useonce.h preload/uo_conf.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
-		-DUO_BINDIR='"$(BINDIR)"' $(LDFLAGS) -o $@ preload/useonce.c preload/conffile.c
+		-DUO_BINDIR='"$(BINDIR)"' -Icmd $(LDFLAGS) -o $@ preload/useonce.c preload/conffile.c \
+		cmd/watch.c preload/policy.c
 
 # Rewritten only when the directories differ from the last build's.
 UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)

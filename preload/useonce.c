@@ -26,6 +26,7 @@
 
 #include "useonce.h"
 #include "uo_conf.h"
+#include "watch.h"
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
@@ -86,6 +87,11 @@ static void uo_usage(void)
 	      "                        (to stderr unless given) says what would have gone\n"
 	      "  -c, --config FILE     read FILE instead of the user's config file\n"
 	      "  -n, --disable         run with the library loaded but passive\n"
+	      "  -p, --pid PID         watch a running process and its children from\n"
+	      "                        outside, until they are gone (no COMMAND)\n"
+	      "      --watch           watch COMMAND from outside instead of relying on\n"
+	      "                        the library (the default for static and Go programs)\n"
+	      "      --no-watch        never watch: only preload the library\n"
 	      "  -h, --help            show this help\n"
 	      "  -V, --version         show the version and the library that would be used\n"
 	      "\n"
@@ -308,7 +314,49 @@ static void uo_version(void)
 enum {
 	UO_OPT_READ_ONLY = 256,
 	UO_OPT_WRITE_ONLY,
+	UO_OPT_WATCH,
+	UO_OPT_NO_WATCH,
 };
+
+/* USEONCE_DISABLE=1: the command runs as it would without us. */
+static bool uo_disabled(void)
+{
+	const char *s = getenv(USEONCE_ENV_DISABLE);
+	bool b;
+
+	return s && !uo_parse_bool(s, &b) && b;
+}
+
+/*
+ * The library cannot reach static and Go programs (nor processes already
+ * running): those are watched from outside, by cmd/watch.c.  Returns only
+ * when COMMAND is to be exec'ed with the library as usual.
+ */
+static void uo_maybe_watch(long pid, int watch, char **argv, bool have_lib, const char *lib)
+{
+	struct uo_watch_opts wo;
+	char exe[PATH_MAX];
+	enum uo_exe_kind kind = UO_EXE_OTHER;
+
+	if (pid <= 0 && (watch == 0 || (watch < 0 && !uo_exe_find(argv[0], exe, sizeof(exe)))))
+		return;
+	if (pid <= 0 && watch < 0) {
+		kind = uo_exe_kind(exe);
+		if (kind != UO_EXE_STATIC && kind != UO_EXE_GO)
+			return;
+	}
+	uo_watch_opts_from_env(&wo);
+	wo.verbose = getenv(USEONCE_ENV_TRACE) != NULL;
+	if (wo.verbose && kind != UO_EXE_OTHER)
+		fprintf(stderr, "useonce: %s is %s: watching it from outside\n", exe,
+			uo_exe_kind_name(kind));
+	if (pid > 0)
+		exit(uo_watch_attach((pid_t)pid, &wo));
+	/* Its children may be reachable: they get the library. */
+	if (have_lib)
+		uo_preload(lib);
+	exit(uo_watch_run(argv, &wo));
+}
 
 int main(int argc, char **argv)
 {
@@ -326,11 +374,15 @@ int main(int argc, char **argv)
 		{ "disable", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "watch", no_argument, NULL, UO_OPT_WATCH },
+		{ "no-watch", no_argument, NULL, UO_OPT_NO_WATCH },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool dry_run = false, stats = false;
-	char lib[PATH_MAX];
-	int c;
+	bool dry_run = false, stats = false, have_lib;
+	char lib[PATH_MAX], *end;
+	long pid = 0;
+	int c, watch = -1;
 
 	/*
 	 * '+': stop at the first non-option, which is the command, so its own
@@ -341,7 +393,7 @@ int main(int argc, char **argv)
 		/* The word getopt reads: still this one if it fails inside "-nx". */
 		int word = optind;
 
-		c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhV", options, NULL);
+		c = getopt_long(argc, argv, "+:t:w:g:r:s::T:Nc:nhVp:", options, NULL);
 		if (c == -1)
 			break;
 		switch (c) {
@@ -390,6 +442,18 @@ int main(int argc, char **argv)
 		case 'V':
 			uo_version();
 			return 0;
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || pid <= 0 || pid > INT_MAX)
+				uo_die(UO_EXIT_USAGE, "--pid '%s': not a process id", optarg);
+			break;
+		case UO_OPT_WATCH:
+			watch = 1;
+			break;
+		case UO_OPT_NO_WATCH:
+			watch = 0;
+			break;
 		case ':':
 			if (!strncmp(argv[word], "--", 2))
 				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[word]);
@@ -403,7 +467,9 @@ int main(int argc, char **argv)
 			uo_die(UO_EXIT_USAGE, "unknown option %s", argv[word]);
 		}
 	}
-	if (optind >= argc)
+	if (pid > 0 && optind < argc)
+		uo_die(UO_EXIT_USAGE, "--pid watches a running process: no command is run");
+	if (pid <= 0 && optind >= argc)
 		uo_die(UO_EXIT_USAGE, "no command given");
 	if (dry_run) {
 		uo_setenv(USEONCE_ENV_DRYRUN, "1");
@@ -411,7 +477,10 @@ int main(int argc, char **argv)
 		if (!stats && !getenv(USEONCE_ENV_STATS))
 			uo_setenv(USEONCE_ENV_STATS, "stderr");
 	}
-	if (!uo_find_library(lib, sizeof(lib)))
+	have_lib = uo_find_library(lib, sizeof(lib));
+	if (pid > 0 || (watch != 0 && !uo_disabled()))
+		uo_maybe_watch(pid, watch, &argv[optind], have_lib, lib);
+	if (!have_lib)
 		uo_die(UO_EXIT_NOT_FOUND, "cannot find " UO_LIBNAME " next to this program nor in %s",
 		       UO_LIBDIR);
 	uo_preload(lib);

@@ -80,3 +80,9 @@ check: test-deps
 	$(Q)tests/run-tests.sh $(B) $(TEST_BINS) $(SAN_RUN_ARGS)
 
 .PHONY: test-deps tests check fuzz fuzz-replay
+
+# check_watch: a program no preload reaches, because it is static.
+$(B)/tests/static_io: tests/helpers/static_io.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -o $@ $< $(LDFLAGS)
