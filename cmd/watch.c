@@ -62,7 +62,7 @@
 
 #define UO_MS			1000000LL
 /* Samples: about one window of data apart, within these bounds. */
-#define UO_W_FAST_NS		(10 * UO_MS)
+#define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
@@ -137,6 +137,7 @@ struct uo_watch {
 	uint64_t page;
 	/* Statistics. */
 	uint64_t moved, dropped, kept, flushed, streams, files;
+	uint64_t churn;		/* regular files opened or closed: programs writing many */
 	int64_t last_tree_ns;
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
 	int child_status;
@@ -560,18 +561,25 @@ static void uo_wevent(struct uo_watch *w, struct uo_wfd *f, uint64_t end, uint64
 
 static unsigned uo_wdir(const struct uo_wfd *f, uint64_t size)
 {
+	struct uo_cs cs;
+
 	switch (f->flags & O_ACCMODE) {
 	case O_RDONLY:
 		return UO_READ;
 	case O_WRONLY:
 		return UO_WRITE;
 	default:
-		/* Both ways: a file that grows, or is at its end when first seen, is written. */
-		if (size > f->size)
+		/*
+		 * Both ways: a file that grows, or holds dirty pages when first
+		 * seen (one long copy_file_range into it moves its position only
+		 * at the end), is being written; once written, it stays so.
+		 */
+		if (size > f->size || (f->st.state != UO_NEW && f->st.dir == UO_WRITE))
 			return UO_WRITE;
-		if (f->st.state == UO_NEW)
-			return f->pos0 == f->size0 && f->size0 ? UO_WRITE : UO_READ;
-		return f->st.dir;
+		if (f->st.state == UO_NEW && f->ours >= 0 && uo_cachestat(f->ours, 0, 0, &cs) == 0 &&
+		    (cs.nr_dirty || cs.nr_writeback))
+			return UO_WRITE;
+		return UO_READ;
 	}
 }
 
@@ -595,11 +603,11 @@ static void uo_wfd_drop_ours(struct uo_wfd *f)
 }
 
 /*
- * First sight of a descriptor.  One opened while we watched, whose file
- * holds no more cached than the program's own progress explains, is taken
- * to have been streamed from its start (its pages so far were the
- * stream's); one open before we looked, or with more cached, starts its
- * run here and what lies behind is left to the kernel.
+ * First sight of a descriptor.  One whose file holds no more cached than
+ * the program's own progress explains is taken to have been streamed from
+ * its start (its pages so far were the stream's: also true of a copy
+ * already running when we attach); one with more cached starts its run
+ * here, and what lies behind is left to the kernel.
  */
 static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 {
@@ -608,7 +616,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	char name[32], path[64];
 	struct stat sb, ours;
 	struct uo_cs cs;
-	uint64_t size, cached, len = 0;
+	uint64_t size, cached, front, len = 0;
 	unsigned dir;
 
 	f->ours = -1;
@@ -644,33 +652,44 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	if (f->info < 0)
 		goto ignore;
 	f->kind = UO_WF_GUARDED;
+	w->churn++;
 	size = (uint64_t)ours.st_size;
 	f->pos = f->pos0 = fi.pos;
 	f->size = f->size0 = size;
 	f->t = w->o->tuning;
 	uo_reset(&f->st);
 	w->files++;
-	cached = uo_cachestat(f->ours, 0, 0, &cs) == 0 ? cs.nr_cache * w->page : UINT64_MAX;
 	dir = uo_wdir(f, size);
+	if (uo_cachestat(f->ours, 0, 0, &cs) != 0) {
+		uo_wevent(w, f, fi.pos, 0, dir);
+		return;
+	}
+	cached = cs.nr_cache * w->page;
 	/*
-	 * Opened while watched and cold but for the program's own progress
-	 * (readahead beyond a reader): a new file written, or a cold one read.
-	 * Such a file is a stream after one window (a backup's 16 MiB packs,
-	 * a restore's files): nobody had its pages, and the program that
-	 * makes or reads it whole rarely reads it again.
+	 * A writer's front: its position, or the end of the file when the
+	 * data up to the end is dirty (written by one long call whose
+	 * position has not moved yet).  An overwrite in place has its dirty
+	 * pages behind the position, and the rest was cached before.
 	 */
-	if (p->scans > 0 && cached != UINT64_MAX &&
-	    cached <= fi.pos + (dir == UO_READ ? f->t.lookahead : 0) + f->t.window &&
-	    (dir == UO_READ ? fi.pos <= size : size <= fi.pos + f->t.window)) {
+	front = fi.pos;
+	if (dir == UO_WRITE && size > fi.pos &&
+	    (cs.nr_dirty + cs.nr_writeback) * w->page * 2 >= size - fi.pos)
+		front = size;
+	/*
+	 * Cold but for the program's own progress (readahead beyond a
+	 * reader): a new file written, or a cold one read.  Such a file is a
+	 * stream after one window (a backup's 16 MiB packs, a restore's
+	 * files): nobody had its pages, and a program that makes or reads a
+	 * file whole rarely reads it again soon.
+	 */
+	if (cached <= front + (dir == UO_READ ? f->t.lookahead : 0) + f->t.window &&
+	    (dir == UO_READ || size <= front + f->t.window)) {
 		f->fresh = true;
-		len = dir == UO_READ ? fi.pos : size;
+		len = front;
 		if (f->t.threshold > f->t.window)
 			f->t.threshold = f->t.window;
 	}
-	if (dir == UO_WRITE && (f->flags & O_ACCMODE) != O_RDONLY && fi.pos < size && f->fresh)
-		uo_wevent(w, f, size, len, UO_WRITE);
-	else
-		uo_wevent(w, f, fi.pos, len, dir);
+	uo_wevent(w, f, front, len, dir);
 	return;
 ignore:
 	uo_wfd_drop_ours(f);
@@ -711,8 +730,8 @@ static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
 		uint64_t size = uo_file_size(f->ours);
 
 		/* What was written since the last sample is the stream's too. */
-		if (f->st.state == UO_STREAM && f->st.dir == UO_WRITE && size > f->mark &&
-		    f->mark >= f->size)
+		if ((f->st.state == UO_STREAM || f->st.state == UO_TRACKING) &&
+		    f->st.dir == UO_WRITE && size > f->mark && f->mark >= f->size)
 			uo_wevent(w, f, size, size - f->mark, UO_WRITE);
 		if (f->st.state == UO_STREAM)
 			uo_wapply(w, f, uo_closing(&f->st, &f->t));
@@ -1040,7 +1059,7 @@ static void uo_wloop(struct uo_watch *w)
 
 	for (;;) {
 		int64_t now = uo_now_ns();
-		uint64_t before = w->moved;
+		uint64_t before = w->moved, churn = w->churn;
 
 		if (now - last_tree >= UO_W_TREE_NS) {
 			for (i = 0; i < w->nprocs; i++)
@@ -1061,8 +1080,14 @@ static void uo_wloop(struct uo_watch *w)
 		uo_wreap(w);
 		if (!uo_wlive(w) && (w->child <= 0 || w->child_done))
 			break;
-		/* About a window of data between two samples; slower while nothing moves. */
-		if (w->moved > before) {
+		/*
+		 * About a window of data between two samples; slower while
+		 * nothing moves; fast while files come and go (a backup's
+		 * packs live a few tens of ms: one never seen is never dropped).
+		 */
+		if (w->churn > churn) {
+			interval = UO_W_FAST_NS;
+		} else if (w->moved > before) {
 			int64_t rate = (int64_t)(w->moved - before) * 1000000000LL /
 				       (interval > 0 ? interval : 1);
 

@@ -18,6 +18,10 @@ $(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) pre
 $(B)/tests/check_config: preload/conffile.c
 $(B)/tests/check_config: TEST_EXTRA = preload/conffile.c
 
+# check_watch drives the watcher's own functions too.
+$(B)/tests/check_watch: cmd/watch.c cmd/watch.h preload/conffile.c
+$(B)/tests/check_watch: TEST_EXTRA = -Icmd cmd/watch.c preload/conffile.c
+
 # The system config file is tested with a library that looks for it in the
 # build directory: tests never write /etc.
 TEST_SYSCONFDIR = $(abspath $(B))/test-etc
