@@ -175,9 +175,10 @@ struct watch_case {
 #define REPO "restic -q --no-cache --repo @SCRATCH/repo "
 
 static const struct watch_case cases[] = {
-	{ "static-read", "@UO @IO read @SRC exit=3", NULL, CHECK_NONE, 3, false },
-	{ "static-write", "@UO @IO write @DST @MIB", NULL, CHECK_WRITTEN, 0, false },
-	{ "static-copy", "@UO @IO copy @SRC @DST", "@IO copy @SRC @DST", CHECK_COPY, 0, false },
+	{ "static-read", "@UO @IO read @SRC exit=3", NULL, CHECK_NONE, 3, false, NULL },
+	{ "static-write", "@UO @IO write @DST @MIB", NULL, CHECK_WRITTEN, 0, false, NULL },
+	{ "static-copy", "@UO @IO copy @SRC @DST", "@IO copy @SRC @DST", CHECK_COPY, 0, false,
+	  NULL },
 	{ "static-pcopy", "@UO @IO pcopy @SRC @DST", NULL, CHECK_COPY, 0, false,
 	  "pread moves no position: residency growth is not followed yet" },
 	/* A copy already running: attached to once it has moved 32 MiB. */
