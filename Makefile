@@ -59,11 +59,13 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 		-Wl,-soname,libuseonce.so -o $@ $(LIB_OBJS) -Wl,--as-needed -ldl
 
 # The command has BINDIR, LIBDIR and SYSCONFDIR compiled in: it is rebuilt when they change.
-$(B)/useonce: cmd/useonce.c preload/conffile.c include/useonce.h preload/conf.h $(B)/dirs
+# It shares the library's pure parts: the settings parsers and, for its watcher, the policy.
+CMD_SRCS = cmd/useonce.c cmd/watch.c preload/conffile.c preload/policy.c
+$(B)/useonce: $(CMD_SRCS) cmd/watch.h include/useonce.h preload/conf.h preload/policy.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
-		-DUO_BINDIR='"$(BINDIR)"' $(UO_DEFS) $(LDFLAGS) -o $@ cmd/useonce.c preload/conffile.c
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(LFS_CFLAGS) -Icmd $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \
+		-DUO_BINDIR='"$(BINDIR)"' $(UO_DEFS) $(LDFLAGS) -o $@ $(CMD_SRCS)
 
 # Rewritten only when the directories differ from the last build's.
 UO_DIRS = BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) SYSCONFDIR=$(SYSCONFDIR)

@@ -30,6 +30,7 @@
 
 #include "useonce.h"
 #include "conf.h"
+#include "watch.h"
 
 #ifndef UO_LIBDIR
 #define UO_LIBDIR "/usr/local/lib"
@@ -82,6 +83,11 @@ static void uo_usage(void)
 	      "                        (to stderr unless given) says what would have gone\n"
 	      "  -c, --config FILE     read FILE instead of the user's config file\n"
 	      "  -n, --disable         run with the library loaded but passive\n"
+	      "  -p, --pid PID         watch a running process and its children from\n"
+	      "                        outside, until they are gone (no COMMAND)\n"
+	      "      --watch           watch COMMAND from outside instead of relying on\n"
+	      "                        the library (the default for static and Go programs)\n"
+	      "      --no-watch        never watch: only preload the library\n"
 	      "      --check           list every problem of the configuration (config files\n"
 	      "                        and USEONCE_* variables) the library would ignore\n"
 	      "  -h, --help            show this help\n"
@@ -461,12 +467,17 @@ enum {
 	UO_OPT_READ_ONLY = 256,
 	UO_OPT_WRITE_ONLY,
 	UO_OPT_CHECK,
+	UO_OPT_WATCH,
+	UO_OPT_NO_WATCH,
 };
 
 static const struct option uo_more_options[] = {
 	{ "read-only", no_argument, NULL, UO_OPT_READ_ONLY },
 	{ "write-only", no_argument, NULL, UO_OPT_WRITE_ONLY },
 	{ "check", no_argument, NULL, UO_OPT_CHECK },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "watch", no_argument, NULL, UO_OPT_WATCH },
+	{ "no-watch", no_argument, NULL, UO_OPT_NO_WATCH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 };
@@ -498,8 +509,11 @@ static void uo_options(struct option *opts, char *optstring)
 	}
 	for (i = 0; i < UO_NMORE; i++) {
 		opts[n++] = uo_more_options[i];
-		if (uo_more_options[i].val < 256)
-			optstring[k++] = (char)uo_more_options[i].val;
+		if (uo_more_options[i].val >= 256)
+			continue;
+		optstring[k++] = (char)uo_more_options[i].val;
+		if (uo_more_options[i].has_arg == required_argument)
+			optstring[k++] = ':';
 	}
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 	optstring[k] = '\0';
@@ -543,14 +557,55 @@ static const char *uo_option_value(const struct uo_setting *row, const char *arg
 	}
 }
 
+/* USEONCE_DISABLE=1: the command runs as it would without us. */
+static bool uo_disabled(void)
+{
+	const char *s = getenv(USEONCE_ENV_DISABLE);
+	bool b;
+
+	return s && !uo_parse_bool(s, &b) && b;
+}
+
+/*
+ * The library cannot reach static and Go programs (nor processes already
+ * running): those are watched from outside, by cmd/watch.c.  Returns only
+ * when COMMAND is to be exec'ed with the library as usual.
+ */
+static void uo_maybe_watch(long pid, int watch, char **argv, bool have_lib, const char *lib)
+{
+	struct uo_watch_opts wo;
+	char exe[PATH_MAX];
+	enum uo_exe_kind kind = UO_EXE_OTHER;
+
+	if (pid <= 0 && (watch == 0 || (watch < 0 && !uo_exe_find(argv[0], exe, sizeof(exe)))))
+		return;
+	if (pid <= 0 && watch < 0) {
+		kind = uo_exe_kind(exe);
+		if (kind != UO_EXE_STATIC && kind != UO_EXE_GO)
+			return;
+	}
+	uo_watch_opts_from_env(&wo);
+	wo.verbose = getenv(USEONCE_ENV_TRACE) != NULL;
+	if (wo.verbose && kind != UO_EXE_OTHER)
+		fprintf(stderr, "useonce: %s is %s: watching it from outside\n", exe,
+			uo_exe_kind_name(kind));
+	if (pid > 0)
+		exit(uo_watch_attach((pid_t)pid, &wo));
+	/* Its children may be reachable: they get the library. */
+	if (have_lib)
+		uo_preload(lib);
+	exit(uo_watch_run(argv, &wo));
+}
+
 int main(int argc, char **argv)
 {
 	struct option options[UO_S_COUNT + UO_NMORE + 1];
-	char optstring[3 * UO_S_COUNT + UO_NMORE + 3];
+	char optstring[3 * UO_S_COUNT + 2 * UO_NMORE + 3];
 	const struct uo_setting *row;
-	bool dry_run = false, check = false;
-	char lib[PATH_MAX];
-	int c;
+	bool dry_run = false, check = false, have_lib;
+	char lib[PATH_MAX], *end;
+	long pid = 0;
+	int c, watch = -1;
 
 	uo_options(options, optstring);
 	opterr = 0;
@@ -577,6 +632,18 @@ int main(int argc, char **argv)
 		case 'V':
 			uo_version();
 			return 0;
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || pid <= 0 || pid > INT_MAX)
+				uo_die(UO_EXIT_USAGE, "--pid '%s': not a process id", optarg);
+			break;
+		case UO_OPT_WATCH:
+			watch = 1;
+			break;
+		case UO_OPT_NO_WATCH:
+			watch = 0;
+			break;
 		case ':':
 			if (!strncmp(argv[word], "--", 2))
 				uo_die(UO_EXIT_USAGE, "option %s needs a value", argv[word]);
@@ -601,12 +668,17 @@ int main(int argc, char **argv)
 		uo_die(UO_EXIT_USAGE, "--check runs no command (%s)", argv[optind]);
 	if (check)
 		return uo_check_all();
-	if (optind >= argc)
+	if (pid > 0 && optind < argc)
+		uo_die(UO_EXIT_USAGE, "--pid watches a running process: no command is run");
+	if (pid <= 0 && optind >= argc)
 		uo_die(UO_EXIT_USAGE, "no command given");
 	/* A dry run that says nothing is no use; stats the user set (--stats too) win. */
 	if (dry_run && !getenv(USEONCE_ENV_STATS))
 		uo_setenv(USEONCE_ENV_STATS, "stderr");
-	if (!uo_find_library(lib, sizeof(lib)))
+	have_lib = uo_find_library(lib, sizeof(lib));
+	if (pid > 0 || (watch != 0 && !uo_disabled()))
+		uo_maybe_watch(pid, watch, &argv[optind], have_lib, lib);
+	if (!have_lib)
 		uo_die(UO_EXIT_NOT_FOUND, "cannot find " UO_LIBNAME " next to this program nor in %s",
 		       UO_LIBDIR);
 	uo_preload(lib);

@@ -29,6 +29,10 @@ for tool in git zstd rsync sqlite3 gzip; do
 done
 # check_oddfds mounts a FUSE filesystem (bindfs brings fuse3's fusermount3).
 command -v bindfs >/dev/null 2>&1 || missing="$missing bindfs"
+# check_watch guards a Go program from outside: restic backup and restore.
+command -v restic >/dev/null 2>&1 || missing="$missing restic"
+# check_watch builds a static program: libc.a.
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/libc.a ] || missing="$missing libc6-dev"
 # check_life watches a posix_spawn child with strace -f.
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
 [ -z "$missing" ] && exit 0

@@ -18,6 +18,10 @@ $(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) pre
 $(B)/tests/check_config: preload/conffile.c
 $(B)/tests/check_config: TEST_EXTRA = preload/conffile.c
 
+# check_watch drives the watcher's own functions too.
+$(B)/tests/check_watch: cmd/watch.c cmd/watch.h preload/conffile.c
+$(B)/tests/check_watch: TEST_EXTRA = -Icmd cmd/watch.c preload/conffile.c
+
 # The system config file is tested with a library that looks for it in the
 # build directory: tests never write /etc.
 TEST_SYSCONFDIR = $(abspath $(B))/test-etc
@@ -80,3 +84,9 @@ check: test-deps
 	$(Q)tests/run-tests.sh $(B) $(TEST_BINS) $(SAN_RUN_ARGS)
 
 .PHONY: test-deps tests check fuzz fuzz-replay
+
+# check_watch: a program no preload reaches, because it is static.
+$(B)/tests/static_io: tests/helpers/static_io.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -o $@ $< $(LDFLAGS)

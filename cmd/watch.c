@@ -1,0 +1,1239 @@
+/*
+ * The watcher: the library's policy applied from outside the process.
+ *
+ * Go programs make their own system calls, static programs never read
+ * LD_PRELOAD, and a copy already running was started without it: no hook
+ * ever sees their I/O.  The kernel shows enough of it.  /proc/PID/fdinfo/N
+ * gives each descriptor's file position and open flags, and the file it
+ * names can be opened again through /proc/PID/fd/N.  Page cache advice
+ * (posix_fadvise, sync_file_range) acts on the file's cache whichever
+ * descriptor carries it, so the watcher samples the positions, feeds them
+ * to the same pure policy the library uses (as UO_EV_CURSOR events), and
+ * applies the advice through its own descriptor.
+ *
+ * Rules, each for a reason:
+ * - Only what /proc lets us read: the kernel checks ptrace read access
+ *   (same user, no setuid transition) before it shows a process's
+ *   descriptors.  Nothing is stopped, traced or signalled, and the
+ *   program's descriptors are never touched: ours is a new open file
+ *   description, so even its position and flock locks are its own.
+ * - Writeback is only started (SYNC_FILE_RANGE_WRITE), never waited for
+ *   with sync_file_range's WAIT flags or fsync: that would consume the
+ *   file's writeback error, and the program's own fsync() would then
+ *   report success on a failing disk.  A drop that must wait for
+ *   writeback is queued and retried on later samples, once cachestat(2)
+ *   says the range is clean; the watcher never blocks on the disk.
+ * - Cheap: one pread of an fdinfo file per guarded descriptor per sample,
+ *   a sample about every window of data moved (at most 100 a second),
+ *   and one every 100 ms when nothing moves.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "watch.h"
+#include "conf.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* the same number on every architecture */
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+#define UO_MS			1000000LL
+/* Samples: about one window of data apart, within these bounds. */
+#define UO_W_FAST_NS		(5 * UO_MS)
+#define UO_W_SLOW_NS		(100 * UO_MS)
+/* Children are looked for this often: a stream lasts longer than that to matter. */
+#define UO_W_TREE_NS		(250 * UO_MS)
+/* Descriptors that are not regular files are checked again this often, in samples. */
+#define UO_W_RECHECK		16
+/* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
+#define UO_W_PENDING		64
+/* At the end, how long queued drops may wait for writeback before we give up on them. */
+#define UO_W_DRAIN_NS		(5000 * UO_MS)
+
+struct uo_cs_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct uo_cs {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+enum uo_wkind {
+	UO_WF_IGNORED,		/* not a regular file, memory fs, O_DIRECT, or cannot be opened */
+	UO_WF_GUARDED,		/* ours is open, the policy follows it */
+};
+
+struct uo_wproc {
+	pid_t pid;
+	int pidfd;		/* -1: the kernel has no pidfd_open; /proc is polled instead */
+	int fddir;		/* /proc/PID/fd */
+	int infodir;		/* /proc/PID/fdinfo */
+	unsigned scans;		/* descriptors found at scan 0 were open before we looked */
+	bool gone;
+};
+
+struct uo_wfd {
+	int proc;		/* index in procs */
+	int fd;			/* the program's descriptor number */
+	int info;		/* its fdinfo file, pread again at every sample; -1 if ignored */
+	int ours;		/* our own descriptor for the same file; -1 if ignored */
+	uint8_t kind;		/* enum uo_wkind */
+	bool seen;		/* listed by the last scan */
+	bool fresh;		/* opened while we watched, and cold: its first bytes were the stream's */
+	uint64_t ino, mnt;
+	unsigned flags;		/* open flags, from fdinfo */
+	uint64_t pos, size;	/* as last sampled */
+	uint64_t pos0, size0;	/* at first sight */
+	uint64_t mark;		/* the end of the last event given to the policy */
+	struct uo_tuning t;	/* the policy's tuning for this descriptor */
+	struct uo_stream st;
+	bool counted;		/* counted as a stream in the statistics */
+};
+
+struct uo_wpend {
+	int fd;			/* a dup of ours: the drop outlives the program's descriptor */
+	struct uo_range r;
+	uint64_t keep;
+};
+
+struct uo_watch {
+	const struct uo_watch_opts *o;
+	struct uo_wproc *procs;
+	unsigned nprocs, cap_procs;
+	struct uo_wfd *fds;
+	unsigned nfds, cap_fds;
+	struct uo_wpend pend[UO_W_PENDING];
+	unsigned npend;
+	struct uo_tree rtree, wtree;	/* files read whole / written whole, one after another */
+	uint64_t ticks;
+	uint64_t page;
+	/* Statistics. */
+	uint64_t moved, dropped, kept, flushed, streams, files;
+	uint64_t churn;		/* regular files opened or closed: programs writing many */
+	int64_t last_tree_ns;
+	pid_t child;		/* uo_watch_run: the command, reaped by us */
+	int child_status;
+	bool child_done;
+};
+
+static volatile sig_atomic_t uo_forward_sig;
+
+static void uo_wsay(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void uo_wsay(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("useonce: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int64_t uo_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *uo_grow(void *p, unsigned *cap, size_t elem)
+{
+	unsigned n = *cap ? *cap * 2 : 16;
+	void *q = realloc(p, (size_t)n * elem);
+
+	if (!q) {
+		uo_wsay("out of memory");
+		exit(1);
+	}
+	*cap = n;
+	return q;
+}
+
+/* ---- what kind of program ---- */
+
+const char *uo_exe_kind_name(enum uo_exe_kind k)
+{
+	switch (k) {
+	case UO_EXE_DYNAMIC:
+		return "dynamically linked";
+	case UO_EXE_STATIC:
+		return "statically linked";
+	case UO_EXE_GO:
+		return "a Go program";
+	default:
+		return "not an ELF program";
+	}
+}
+
+static bool uo_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/*
+ * 64-bit ELF only: the programs a preload misses on the machines this
+ * runs on.  Static: no PT_INTERP, so the loader (and LD_PRELOAD) never
+ * runs.  Go: a .go.buildinfo or .note.go.buildid section, or a note owned
+ * by "Go" (stripped binaries keep their notes).
+ */
+enum uo_exe_kind uo_exe_kind(const char *path)
+{
+	enum uo_exe_kind kind = UO_EXE_OTHER;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	Elf64_Shdr sh, strsh;
+	bool interp = false;
+	char name[24];
+	unsigned i;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return UO_EXE_OTHER;
+	if (!uo_pread_all(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph))
+		goto out;
+	for (i = 0; i < eh.e_phnum && i < 256; i++) {
+		if (!uo_pread_all(fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)))
+			goto out;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type == PT_NOTE && ph.p_filesz >= 16) {
+			/* The first note of the segment: namesz, descsz, type, name. */
+			uint32_t nh[3];
+			char owner[4];
+
+			if (uo_pread_all(fd, nh, sizeof(nh), ph.p_offset) && nh[0] == 3 &&
+			    uo_pread_all(fd, owner, sizeof(owner), ph.p_offset + 12) &&
+			    !memcmp(owner, "Go", 3)) {
+				kind = UO_EXE_GO;
+				goto out;
+			}
+		}
+	}
+	kind = interp ? UO_EXE_DYNAMIC : UO_EXE_STATIC;
+	if (eh.e_shentsize != sizeof(sh) || eh.e_shstrndx >= eh.e_shnum ||
+	    !uo_pread_all(fd, &strsh, sizeof(strsh),
+			  eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof(sh)))
+		goto out;
+	for (i = 0; i < eh.e_shnum && i < 4096; i++) {
+		if (!uo_pread_all(fd, &sh, sizeof(sh), eh.e_shoff + (uint64_t)i * sizeof(sh)))
+			break;
+		memset(name, 0, sizeof(name));
+		if (pread(fd, name, sizeof(name) - 1, (off_t)(strsh.sh_offset + sh.sh_name)) <= 0)
+			continue;
+		if (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".note.go.buildid")) {
+			kind = UO_EXE_GO;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return kind;
+}
+
+bool uo_exe_find(const char *cmd, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, size, "%s", cmd);
+		return access(out, X_OK) == 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; ) {
+		size_t n = strcspn(p, ":");
+		int len = snprintf(out, size, "%.*s%s%s", (int)n, p, n ? "/" : "", cmd);
+		struct stat sb;
+
+		if (len > 0 && (size_t)len < size && stat(out, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    access(out, X_OK) == 0)
+			return true;
+		if (!p[n])
+			return false;
+		p += n + 1;
+	}
+}
+
+void uo_watch_opts_from_env(struct uo_watch_opts *o)
+{
+	const char *s;
+	uint64_t v;
+	unsigned g;
+	bool b;
+
+	memset(o, 0, sizeof(*o));
+	uo_tuning_defaults(&o->tuning);
+	s = getenv(USEONCE_ENV_THRESHOLD);
+	if (s && !uo_parse_size_setting(s, &v))
+		o->tuning.threshold = v;
+	s = getenv(USEONCE_ENV_WINDOW);
+	if (s && !uo_parse_size_setting(s, &v))
+		o->tuning.window = v;
+	s = getenv(USEONCE_ENV_GUARD);
+	if (s && !uo_parse_guard(s, &g))
+		o->tuning.guard = g;
+	s = getenv(USEONCE_ENV_DRYRUN);
+	if (s && !uo_parse_bool(s, &b))
+		o->dry_run = b;
+	s = getenv(USEONCE_ENV_STATS);
+	if (s && !uo_parse_bool(s, &b))
+		o->stats = b;
+	else if (s && *s)
+		o->stats = true;
+}
+
+/* ---- the kernel's view of a descriptor ---- */
+
+struct uo_fdinfo {
+	uint64_t pos;
+	unsigned flags;
+	uint64_t mnt;
+	uint64_t ino;
+};
+
+/* 0, or -1 when the descriptor is closed (or the process gone). */
+static int uo_read_fdinfo(int info, struct uo_fdinfo *fi)
+{
+	char buf[512], *p;
+	ssize_t n = pread(info, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	memset(fi, 0, sizeof(*fi));
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, "pos:", 4))
+			fi->pos = strtoull(p + 4, NULL, 10);
+		else if (!strncmp(p, "flags:", 6))
+			fi->flags = (unsigned)strtoul(p + 6, NULL, 8);
+		else if (!strncmp(p, "mnt_id:", 7))
+			fi->mnt = strtoull(p + 7, NULL, 10);
+		else if (!strncmp(p, "ino:", 4))
+			fi->ino = strtoull(p + 4, NULL, 10);
+	}
+	return 0;
+}
+
+static int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cs *cs)
+{
+	struct uo_cs_range r = { off, len };
+
+	return (int)syscall(__NR_cachestat, fd, &r, cs, 0);
+}
+
+static uint64_t uo_file_size(int fd)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* ---- advice, through our own descriptor ---- */
+
+static off_t uo_rlen(struct uo_range r)
+{
+	return r.end == UO_EOF ? 0 : (off_t)(r.end - r.start);
+}
+
+/* Which folios of the range were cached (at least half of each), as the library probes. */
+static unsigned uo_wprobe(struct uo_watch *w, int fd, struct uo_range r, uint64_t align,
+			  uint64_t *cached)
+{
+	uint64_t folios = (r.end - r.start) / align, i;
+	struct uo_cs cs;
+
+	*cached = 0;
+	if (uo_cachestat(fd, r.start, r.end - r.start, &cs) != 0)
+		return errno == EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
+	if (cs.nr_cache == 0)
+		return UO_EV_PROBED;
+	if (cs.nr_cache * w->page >= r.end - r.start) {
+		*cached = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+		return UO_EV_PROBED;
+	}
+	for (i = 0; i < folios && i < 64; i++)
+		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 &&
+		    cs.nr_cache * w->page * 2 >= align)
+			*cached |= 1ULL << i;
+	return UO_EV_PROBED;
+}
+
+static void uo_wcount_drop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep,
+			   uint64_t align)
+{
+	uint64_t end = r.end, at, i;
+
+	if (!w->o->stats)
+		return;
+	if (end == UO_EOF)
+		end = uo_file_size(fd);
+	for (at = r.start, i = 0; at < end; at += align, i++) {
+		uint64_t to = end - at < align ? end : at + align;
+
+		if (i < 64 && ((keep >> i) & 1))
+			w->kept += to - at;
+		else
+			w->dropped += to - at;
+	}
+}
+
+static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep, uint64_t align)
+{
+	uint64_t at = r.start, i = 0, from;
+
+
+	uo_wcount_drop(w, fd, r, keep, align);
+	if (w->o->dry_run)
+		return;
+	if (!keep) {
+		posix_fadvise(fd, (off_t)r.start, uo_rlen(r), POSIX_FADV_DONTNEED);
+		return;
+	}
+	while (at < r.end) {
+		for (; at < r.end && ((keep >> i) & 1); at += align, i++)
+			;
+		for (from = at; at < r.end && !((keep >> i) & 1); at += align, i++)
+			;
+		if (at > from)
+			posix_fadvise(fd, (off_t)from, (off_t)(at - from), POSIX_FADV_DONTNEED);
+	}
+}
+
+/* Dirty or under writeback in the range?  Unknown counts as clean. */
+static bool uo_wdirty(int fd, struct uo_range r, bool *writing)
+{
+	struct uo_cs cs;
+
+	*writing = false;
+	if (uo_cachestat(fd, r.start, (uint64_t)uo_rlen(r), &cs) != 0)
+		return false;
+	*writing = cs.nr_writeback != 0;
+	return cs.nr_dirty || cs.nr_writeback;
+}
+
+static void uo_wpend_done(struct uo_watch *w, unsigned i)
+{
+	close(w->pend[i].fd);
+	w->pend[i] = w->pend[--w->npend];
+}
+
+/*
+ * A drop behind written data waits for its writeback, without blocking:
+ * queued here and tried at each sample.  A file that is gone (unlinked)
+ * is freed by the kernel once our descriptor closes: nothing to wait for.
+ */
+static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep)
+{
+	struct stat sb;
+	bool writing;
+	int dup_fd;
+
+	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
+	if (!uo_wdirty(fd, r, &writing)) {
+		uo_wdrop(w, fd, r, keep, UO_ALIGN);
+		return;
+	}
+	if (w->npend == UO_W_PENDING) {
+		/* Dropping early only leaves what is still dirty cached: no harm. */
+		uo_wdrop(w, w->pend[0].fd, w->pend[0].r, w->pend[0].keep, UO_ALIGN);
+		uo_wpend_done(w, 0);
+	}
+	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return;
+	w->pend[w->npend].fd = dup_fd;
+	w->pend[w->npend].r = r;
+	w->pend[w->npend].keep = keep;
+	w->npend++;
+}
+
+static void uo_wpend_work(struct uo_watch *w)
+{
+	unsigned i = 0;
+	bool writing;
+
+	while (i < w->npend) {
+		struct uo_wpend *p = &w->pend[i];
+		struct stat sb;
+
+		if (fstat(p->fd, &sb) == 0 && sb.st_nlink == 0) {
+			uo_wpend_done(w, i);
+			continue;
+		}
+		if (uo_wdirty(p->fd, p->r, &writing)) {
+			/* Dirty again, or never started: start it again, never wait. */
+			if (!writing && !w->o->dry_run)
+				sync_file_range(p->fd, (off_t)p->r.start, uo_rlen(p->r),
+						SYNC_FILE_RANGE_WRITE);
+			i++;
+			continue;
+		}
+		uo_wdrop(w, p->fd, p->r, p->keep, UO_ALIGN);
+		uo_wpend_done(w, i);
+	}
+}
+
+static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
+{
+	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+
+	if (end > r.start)
+		w->flushed += end - r.start;
+	if (!w->o->dry_run)
+		sync_file_range(fd, (off_t)r.start, uo_rlen(r), SYNC_FILE_RANGE_WRITE);
+}
+
+static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv)
+{
+	int rounds;
+
+	/* A probe's answer can bring more advice (at most a probe more). */
+	for (rounds = 0; rounds < 2 && !uo_range_empty(adv.probe); rounds++) {
+		struct uo_event ev = { .end = adv.probe.end, .len = adv.probe.end - adv.probe.start,
+				       .dir = f->st.dir };
+		struct uo_range pr = adv.probe;
+		struct uo_advice more;
+
+		ev.flags = (uint8_t)uo_wprobe(w, f->ours, pr, f->t.align, &ev.cached);
+		more = uo_observe(&f->st, &f->t, &ev);
+		adv.probe = more.probe;
+	}
+	if (adv.flags & UO_ADV_PROMOTED && !f->counted) {
+		f->counted = true;
+		w->streams++;
+		if (w->o->verbose)
+			uo_wsay("watch: pid %d fd %d: a %s stream", (int)w->procs[f->proc].pid,
+				f->fd, f->st.dir == UO_READ ? "read" : "write");
+	}
+	if (!uo_range_empty(adv.flush))
+		uo_wflush(w, f->ours, adv.flush);
+	if (!uo_range_empty(adv.drop)) {
+		if (adv.flags & UO_ADV_WAIT)
+			uo_wpend_add(w, f->ours, adv.drop, adv.keep);
+		else
+			uo_wdrop(w, f->ours, adv.drop, adv.keep, f->t.align);
+	}
+}
+
+static void uo_wevent(struct uo_watch *w, struct uo_wfd *f, uint64_t end, uint64_t len,
+		      unsigned dir)
+{
+	struct uo_event ev = { .end = end, .len = len, .dir = (uint8_t)dir,
+			       .flags = UO_EV_CURSOR };
+
+	f->mark = end;
+	uo_wapply(w, f, uo_observe(&f->st, &f->t, &ev));
+}
+
+/* ---- descriptors ---- */
+
+static unsigned uo_wdir(const struct uo_wfd *f, uint64_t size)
+{
+	struct uo_cs cs;
+
+	switch (f->flags & O_ACCMODE) {
+	case O_RDONLY:
+		return UO_READ;
+	case O_WRONLY:
+		return UO_WRITE;
+	default:
+		/*
+		 * Both ways: a file that grows, or holds dirty pages when first
+		 * seen (one long copy_file_range into it moves its position only
+		 * at the end), is being written; once written, it stays so.
+		 */
+		if (size > f->size || (f->st.state != UO_NEW && f->st.dir == UO_WRITE))
+			return UO_WRITE;
+		if (f->st.state == UO_NEW && f->ours >= 0 && uo_cachestat(f->ours, 0, 0, &cs) == 0 &&
+		    (cs.nr_dirty || cs.nr_writeback))
+			return UO_WRITE;
+		return UO_READ;
+	}
+}
+
+static bool uo_memory_fs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+static void uo_wfd_drop_ours(struct uo_wfd *f)
+{
+	if (f->ours >= 0)
+		close(f->ours);
+	if (f->info >= 0)
+		close(f->info);
+	f->ours = -1;
+	f->info = -1;
+	f->kind = UO_WF_IGNORED;
+}
+
+/*
+ * First sight of a descriptor.  One whose file holds no more cached than
+ * the program's own progress explains is taken to have been streamed from
+ * its start (its pages so far were the stream's: also true of a copy
+ * already running when we attach); one with more cached starts its run
+ * here, and what lies behind is left to the kernel.
+ */
+static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
+{
+	struct uo_wproc *p = &w->procs[f->proc];
+	struct uo_fdinfo fi;
+	char name[32], path[64];
+	struct stat sb, ours;
+	struct uo_cs cs;
+	uint64_t size, cached, front, len = 0;
+	unsigned dir;
+
+	f->ours = -1;
+	f->kind = UO_WF_IGNORED;
+	snprintf(name, sizeof(name), "%d", f->fd);
+	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
+	if (f->info < 0 || uo_read_fdinfo(f->info, &fi) != 0)
+		goto ignore;
+	f->ino = fi.ino;
+	f->mnt = fi.mnt;
+	f->flags = fi.flags;
+	/* fstatat follows the magic link: the file itself. */
+	if (fstatat(p->fddir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
+	    (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
+		goto ignore;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)p->pid, f->fd);
+	/* O_NOATIME: our reads are none, but the open must not look like one. */
+	f->ours = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+	if (f->ours < 0 && errno == EPERM)
+		f->ours = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (f->ours < 0) {
+		if (w->o->verbose)
+			uo_wsay("watch: pid %d fd %d: cannot open the file again: %s",
+				(int)p->pid, f->fd, strerror(errno));
+		goto ignore;
+	}
+	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
+	    uo_memory_fs(f->ours))
+		goto ignore;
+	close(f->info);
+	/* Reopened for each sample would cost two calls more. */
+	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
+	if (f->info < 0)
+		goto ignore;
+	f->kind = UO_WF_GUARDED;
+	w->churn++;
+	size = (uint64_t)ours.st_size;
+	f->pos = f->pos0 = fi.pos;
+	f->size = f->size0 = size;
+	f->t = w->o->tuning;
+	uo_reset(&f->st);
+	w->files++;
+	dir = uo_wdir(f, size);
+	if (uo_cachestat(f->ours, 0, 0, &cs) != 0) {
+		uo_wevent(w, f, fi.pos, 0, dir);
+		return;
+	}
+	cached = cs.nr_cache * w->page;
+	/*
+	 * A writer's front: its position, or the end of the file when the
+	 * data up to the end is dirty (written by one long call whose
+	 * position has not moved yet).  An overwrite in place has its dirty
+	 * pages behind the position, and the rest was cached before.
+	 */
+	front = fi.pos;
+	if (dir == UO_WRITE && size > fi.pos &&
+	    (cs.nr_dirty + cs.nr_writeback) * w->page * 2 >= size - fi.pos)
+		front = size;
+	/*
+	 * Cold but for the program's own progress (readahead beyond a
+	 * reader): a new file written, or a cold one read.  Such a file is a
+	 * stream after one window (a backup's 16 MiB packs, a restore's
+	 * files): nobody had its pages, and a program that makes or reads a
+	 * file whole rarely reads it again soon.
+	 */
+	if (cached <= front + (dir == UO_READ ? f->t.lookahead : 0) + f->t.window &&
+	    (dir == UO_READ || size <= front + f->t.window)) {
+		f->fresh = true;
+		len = front;
+		if (f->t.threshold > f->t.window)
+			f->t.threshold = f->t.window;
+	}
+	uo_wevent(w, f, front, len, dir);
+	return;
+ignore:
+	uo_wfd_drop_ours(f);
+}
+
+/* Tree of small files: each one read or written whole, after 32 of them, goes when closed. */
+static void uo_wfd_tree(struct uo_watch *w, struct uo_wfd *f)
+{
+	struct timespec ts;
+	uint64_t now_ms;
+	bool write = (f->flags & O_ACCMODE) != O_RDONLY && f->size > f->size0;
+
+	if (!f->fresh || f->st.state == UO_IGNORED || f->size < UO_TREE_MIN)
+		return;
+	/* Cold when first seen at its start: whatever it brought in was its own. */
+	if (!write && f->pos0 != 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (!uo_tree_closed(write ? &w->wtree : &w->rtree, now_ms))
+		return;
+	if (write) {
+		struct uo_range r = { 0, UO_EOF };
+
+		uo_wflush(w, f->ours, r);
+		uo_wpend_add(w, f->ours, r, 0);
+	} else {
+		struct uo_range r = { 0, UO_EOF };
+
+		uo_wdrop(w, f->ours, r, 0, f->t.align);
+	}
+}
+
+/* The program closed the descriptor (or it names another file now). */
+static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
+{
+	if (f->kind == UO_WF_GUARDED) {
+		uint64_t size = uo_file_size(f->ours);
+
+		/* What was written since the last sample is the stream's too. */
+		if ((f->st.state == UO_STREAM || f->st.state == UO_TRACKING) &&
+		    f->st.dir == UO_WRITE && size > f->mark && f->mark >= f->size)
+			uo_wevent(w, f, size, size - f->mark, UO_WRITE);
+		if (f->st.state == UO_STREAM)
+			uo_wapply(w, f, uo_closing(&f->st, &f->t));
+		else
+			uo_wfd_tree(w, f);
+	}
+	uo_wfd_drop_ours(f);
+}
+
+static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
+{
+	struct uo_fdinfo fi;
+	uint64_t size;
+	unsigned dir;
+
+	if (f->kind != UO_WF_GUARDED) {
+		/* A number reused for a file since we looked: checked now and then. */
+		if ((w->ticks + (unsigned)f->fd) % UO_W_RECHECK == 0) {
+			uo_wfd_drop_ours(f);
+			uo_wfd_open(w, f);
+		}
+		return;
+	}
+	if (uo_read_fdinfo(f->info, &fi) != 0 || fi.ino != f->ino || fi.mnt != f->mnt) {
+		uo_wfd_close(w, f);
+		uo_wfd_open(w, f);
+		return;
+	}
+	size = (f->flags & O_ACCMODE) == O_RDONLY ? f->size : uo_file_size(f->ours);
+	dir = uo_wdir(f, size);
+	if (dir == UO_WRITE) {
+		/*
+		 * A writer's front is its position, or the end of a file that
+		 * grows while the position stays (pwrite, or one long
+		 * copy_file_range whose position moves only when it returns).
+		 */
+		uint64_t end = size > f->size && size > fi.pos ? size : fi.pos;
+
+		if (end > f->mark) {
+			w->moved += end - f->mark;
+			uo_wevent(w, f, end, end - f->mark, UO_WRITE);
+		} else if (fi.pos != f->pos && size <= f->size) {
+			uo_wevent(w, f, fi.pos, 0, UO_WRITE);
+		}
+	} else if (fi.pos > f->pos) {
+		w->moved += fi.pos - f->pos;
+		uo_wevent(w, f, fi.pos, fi.pos - f->pos, UO_READ);
+	} else if (fi.pos < f->pos) {
+		uo_wevent(w, f, fi.pos, 0, UO_READ);
+	}
+	f->pos = fi.pos;
+	if (size > f->size)
+		f->size = size;
+	if ((f->flags & O_ACCMODE) == O_RDONLY && f->pos > f->size)
+		f->size = uo_file_size(f->ours);
+}
+
+/* ---- processes ---- */
+
+static int uo_wproc_index(struct uo_watch *w, pid_t pid)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid && !w->procs[i].gone)
+			return (int)i;
+	return -1;
+}
+
+/* Returns 0, or an errno: the process cannot be watched. */
+static int uo_wproc_add(struct uo_watch *w, pid_t pid)
+{
+	struct uo_wproc *p;
+	char path[64];
+	int err;
+
+	if (uo_wproc_index(w, pid) >= 0)
+		return 0;
+	if (w->nprocs == w->cap_procs)
+		w->procs = uo_grow(w->procs, &w->cap_procs, sizeof(*w->procs));
+	p = &w->procs[w->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	/* Taken first: from now on the pid cannot name another process unseen. */
+	p->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	p->fddir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	p->infodir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->fddir < 0 || p->infodir < 0) {
+		err = errno;
+		if (p->pidfd >= 0)
+			close(p->pidfd);
+		if (p->fddir >= 0)
+			close(p->fddir);
+		if (p->infodir >= 0)
+			close(p->infodir);
+		return err ? err : EACCES;
+	}
+	w->nprocs++;
+	return 0;
+}
+
+static void uo_wproc_gone(struct uo_watch *w, unsigned pi)
+{
+	struct uo_wproc *p = &w->procs[pi];
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].proc == (int)pi) {
+			uo_wfd_close(w, &w->fds[i]);
+			w->fds[i] = w->fds[--w->nfds];
+			i--;
+		}
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	close(p->fddir);
+	close(p->infodir);
+	p->pidfd = p->fddir = p->infodir = -1;
+	p->gone = true;
+}
+
+/* A zombie has closed its descriptors: it counts as gone. */
+static bool uo_wproc_alive(const struct uo_wproc *p)
+{
+	char path[64], buf[512], *paren;
+	ssize_t n;
+	int fd;
+
+	if (p->pidfd >= 0) {
+		struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+		return poll(&pfd, 1, 0) == 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
+/* New children of every thread of the process join the watched set. */
+static void uo_wproc_children(struct uo_watch *w, pid_t pid)
+{
+	char path[320], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *p, *end;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		for (p = buf; *p; p = end) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (c > 0 && uo_wproc_add(w, (pid_t)c) == 0 && w->o->verbose)
+				uo_wsay("watch: now watching pid %ld too", c);
+		}
+	}
+	closedir(d);
+}
+
+static struct uo_wfd *uo_wfd_find(struct uo_watch *w, int proc, int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].proc == proc && w->fds[i].fd == fd)
+			return &w->fds[i];
+	return NULL;
+}
+
+struct uo_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Lists the process's descriptors: new ones are looked at, vanished ones closed. */
+static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
+{
+	struct uo_wproc *p = &w->procs[pi];
+	char buf[8192];
+	unsigned i;
+	long n;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].proc == (int)pi)
+			w->fds[i].seen = false;
+	lseek(p->fddir, 0, SEEK_SET);
+	while ((n = syscall(SYS_getdents64, p->fddir, buf, sizeof(buf))) > 0) {
+		long off;
+
+		for (off = 0; off < n; ) {
+			struct uo_dirent64 *de = (struct uo_dirent64 *)(buf + off);
+			struct uo_wfd *f;
+			char *end;
+			long fd;
+
+			off += de->d_reclen;
+			fd = strtol(de->d_name, &end, 10);
+			if (*end || end == de->d_name || fd < 0)
+				continue;
+			f = uo_wfd_find(w, (int)pi, (int)fd);
+			if (f) {
+				f->seen = true;
+				continue;
+			}
+			if (w->nfds == w->cap_fds)
+				w->fds = uo_grow(w->fds, &w->cap_fds, sizeof(*w->fds));
+			f = &w->fds[w->nfds++];
+			memset(f, 0, sizeof(*f));
+			f->proc = (int)pi;
+			f->fd = (int)fd;
+			f->seen = true;
+			uo_wfd_open(w, f);
+		}
+	}
+	for (i = 0; i < w->nfds; i++) {
+		struct uo_wfd *f = &w->fds[i];
+
+		if (f->proc != (int)pi)
+			continue;
+		if (!f->seen) {
+			uo_wfd_close(w, f);
+			w->fds[i] = w->fds[--w->nfds];
+			i--;
+		} else {
+			uo_wfd_sample(w, f);
+		}
+	}
+	p->scans++;
+}
+
+/* ---- the loop ---- */
+
+static unsigned uo_wlive(const struct uo_watch *w)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nprocs; i++)
+		n += !w->procs[i].gone;
+	return n;
+}
+
+/* Sleeps up to ns, woken early when a watched process exits or a signal comes. */
+static void uo_wsleep(struct uo_watch *w, int64_t ns)
+{
+	struct pollfd pfd[64];
+	struct timespec ts = { ns / 1000000000LL, ns % 1000000000LL };
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nprocs && n < 64; i++)
+		if (!w->procs[i].gone && w->procs[i].pidfd >= 0) {
+			pfd[n].fd = w->procs[i].pidfd;
+			pfd[n].events = POLLIN;
+			n++;
+		}
+	ppoll(pfd, n, &ts, NULL);
+}
+
+static void uo_wreap(struct uo_watch *w)
+{
+	int status;
+
+	if (w->child <= 0 || w->child_done)
+		return;
+	if (waitpid(w->child, &status, WNOHANG) == w->child) {
+		w->child_status = status;
+		w->child_done = true;
+	}
+}
+
+static void uo_wstats(struct uo_watch *w)
+{
+	struct rusage ru;
+	double cpu, gib;
+
+	if (!w->o->stats)
+		return;
+	getrusage(RUSAGE_SELF, &ru);
+	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	gib = (double)w->moved / (double)(1ULL << 30);
+	fprintf(stderr, "useonce: watched %u processes, %llu files, %llu streams; "
+		"%.1f MiB moved, %.1f MiB dropped, %.1f MiB kept, %.1f MiB flushed%s; "
+		"%llu samples, cpu %.3f s (%.1f ms/GiB)\n",
+		w->nprocs, (unsigned long long)w->files, (unsigned long long)w->streams,
+		(double)w->moved / 1048576.0, (double)w->dropped / 1048576.0,
+		(double)w->kept / 1048576.0, (double)w->flushed / 1048576.0,
+		w->o->dry_run ? " (dry run: nothing done)" : "",
+		(unsigned long long)w->ticks, cpu, gib > 0 ? cpu * 1000.0 / gib : 0.0);
+}
+
+static void uo_wloop(struct uo_watch *w)
+{
+	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
+	unsigned i;
+
+	for (;;) {
+		int64_t now = uo_now_ns();
+		uint64_t before = w->moved, churn = w->churn;
+
+		if (now - last_tree >= UO_W_TREE_NS) {
+			for (i = 0; i < w->nprocs; i++)
+				if (!w->procs[i].gone)
+					uo_wproc_children(w, w->procs[i].pid);
+			last_tree = now;
+		}
+		for (i = 0; i < w->nprocs; i++) {
+			if (w->procs[i].gone)
+				continue;
+			if (!uo_wproc_alive(&w->procs[i]))
+				uo_wproc_gone(w, i);
+			else
+				uo_wproc_scan(w, i);
+		}
+		uo_wpend_work(w);
+		w->ticks++;
+		uo_wreap(w);
+		if (!uo_wlive(w) && (w->child <= 0 || w->child_done))
+			break;
+		/*
+		 * About a window of data between two samples; slower while
+		 * nothing moves; fast while files come and go (a backup's
+		 * packs live a few tens of ms: one never seen is never dropped).
+		 */
+		if (w->churn > churn) {
+			interval = UO_W_FAST_NS;
+		} else if (w->moved > before) {
+			int64_t rate = (int64_t)(w->moved - before) * 1000000000LL /
+				       (interval > 0 ? interval : 1);
+
+			interval = rate > 0 ? (int64_t)w->o->tuning.window * 1000000000LL / rate
+					    : UO_W_FAST_NS;
+			if (interval < UO_W_FAST_NS)
+				interval = UO_W_FAST_NS;
+			if (interval > UO_W_SLOW_NS)
+				interval = UO_W_SLOW_NS;
+		} else if (interval < UO_W_SLOW_NS) {
+			interval = interval * 2 > UO_W_SLOW_NS ? UO_W_SLOW_NS : interval * 2;
+		}
+		if (uo_forward_sig && w->child > 0 && !w->child_done) {
+			kill(w->child, uo_forward_sig);
+			uo_forward_sig = 0;
+		}
+		uo_wsleep(w, w->npend ? UO_W_FAST_NS : interval);
+	}
+	/* Written data of the last files: give its writeback a moment, then let it be. */
+	deadline = uo_now_ns() + UO_W_DRAIN_NS;
+	while (w->npend && uo_now_ns() < deadline) {
+		struct timespec ts = { 0, 10 * UO_MS };
+
+		uo_wpend_work(w);
+		if (w->npend)
+			nanosleep(&ts, NULL);
+	}
+	while (w->npend)
+		uo_wpend_done(w, 0);
+	uo_wstats(w);
+}
+
+static void uo_winit(struct uo_watch *w, const struct uo_watch_opts *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(w, 0, sizeof(*w));
+	w->o = o;
+	w->page = page > 0 ? (uint64_t)page : 4096;
+}
+
+static void uo_wfree(struct uo_watch *w)
+{
+	free(w->procs);
+	free(w->fds);
+}
+
+int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o)
+{
+	struct uo_watch w;
+	int err;
+
+	uo_winit(&w, o);
+	err = uo_wproc_add(&w, pid);
+	if (err) {
+		if (err == ENOENT)
+			uo_wsay("cannot watch process %d: no such process", (int)pid);
+		else
+			uo_wsay("cannot watch process %d: %s (only processes you may trace: "
+				"your own, not setuid; see ptrace(2))", (int)pid, strerror(err));
+		uo_wfree(&w);
+		return 1;
+	}
+	uo_wloop(&w);
+	uo_wfree(&w);
+	return 0;
+}
+
+static void uo_on_forward(int sig)
+{
+	uo_forward_sig = sig;
+}
+
+int uo_watch_run(char *const *argv, const struct uo_watch_opts *o)
+{
+	static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+	struct sigaction sa, ign, old_int, old_quit;
+	struct uo_watch w;
+	int status, err;
+	unsigned i;
+	int pipefd[2];
+	pid_t pid;
+
+	/* The child reports a failed exec through a close-on-exec pipe. */
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		uo_wsay("cannot run %s: %s", argv[0], strerror(errno));
+		return 126;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		uo_wsay("cannot run %s: %s", argv[0], strerror(errno));
+		return 126;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &err, sizeof(err)) == (ssize_t)sizeof(err)) {
+		close(pipefd[0]);
+		waitpid(pid, &status, 0);
+		uo_wsay("cannot run %s: %s", argv[0], strerror(err));
+		return err == ENOENT || err == ENOTDIR ? 127 : 126;
+	}
+	close(pipefd[0]);
+
+	/*
+	 * As system(3) does: the terminal sends ^C and ^\ to the command
+	 * itself; what is sent to us alone is passed on.
+	 */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = uo_on_forward;
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+
+	uo_winit(&w, o);
+	w.child = pid;
+	err = uo_wproc_add(&w, pid);
+	if (err && o->verbose)
+		uo_wsay("cannot watch %s: %s", argv[0], strerror(err));
+	uo_wloop(&w);
+	uo_wfree(&w);
+	if (!w.child_done)
+		waitpid(pid, &w.child_status, 0);
+	status = w.child_status;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		/* Die the same way, so that our parent sees what the command did. */
+		struct rlimit nocore = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(WTERMSIG(status), SIG_DFL);
+		raise(WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	return 1;
+}

@@ -1,0 +1,372 @@
+/*
+ * The watcher (cmd/watch.c): programs the preload cannot reach, guarded
+ * from outside by `useonce CMD` (static and Go programs) and `useonce -p`.
+ *
+ *   kind	static, Go and dynamic programs are told apart
+ *   status	the command's exit status comes through the watcher
+ *   refused	a process we may not trace: one clear line, status 1
+ *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
+ *		a third of it touched once inside, then inside it: a static
+ *		program reading, writing, copying (copy_file_range) and
+ *		copying with pread/pwrite; restic backup and restore of a
+ *		1 GiB file (when restic is installed); a copy already running,
+ *		attached to.  The hot file's residency after, the data, and the
+ *		exit status.  One program is also run alone, to show the
+ *		stream does evict the hot set without the watcher.
+ *
+ * Environment: UO_BUILD (default build), UO_WATCH_STREAM_MIB (768),
+ * UO_E2E_LIMIT_MIB (256).  One line per run with the figures.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "watch.h"
+
+#define HOT_KEPT_PCT	99.0	/* with the watcher: the hot set survives */
+#define HOT_LOST_PCT	50.0	/* alone: the kernel lost it */
+#define TEST_TIMEOUT	300
+
+static struct {
+	char why[600];		/* non-empty: hot-set tests are skipped */
+	bool broken;
+	bool ready;
+	struct uot_cgroup cg;
+	char hot[PATH_MAX], big[PATH_MAX];
+	uint64_t limit, size;
+} wt;
+
+static const char *static_io(void)
+{
+	static char path[PATH_MAX];
+
+	return uot_sfmt(path, sizeof(path), "%s/tests/static_io", uot_build_dir());
+}
+
+static bool have_restic(void)
+{
+	return access("/usr/bin/restic", X_OK) == 0;
+}
+
+/* ---- without root ---- */
+
+START_TEST(test_kind)
+{
+	char exe[PATH_MAX];
+
+	ck_assert_int_eq(uo_exe_kind(static_io()), UO_EXE_STATIC);
+	ck_assert(uo_exe_find("sh", exe, sizeof(exe)));
+	ck_assert_int_eq(uo_exe_kind(exe), UO_EXE_DYNAMIC);
+	ck_assert_int_eq(uo_exe_kind("/etc/passwd"), UO_EXE_OTHER);
+	ck_assert_int_eq(uo_exe_kind("/nonexistent"), UO_EXE_OTHER);
+	if (have_restic())
+		ck_assert_int_eq(uo_exe_kind("/usr/bin/restic"), UO_EXE_GO);
+	else
+		printf("watch: kind: restic is missing: its check skipped\n");
+}
+END_TEST
+
+START_TEST(test_status)
+{
+	int st;
+
+	/* A static program is watched by default; --watch forces a dynamic one. */
+	st = uot_sh("%s --trace stderr %s read /etc/hostname exit=7 2>%s/watch-trace",
+		    uot_useonce(), static_io(), uot_build_dir());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 7, "static: %s", uot_status_str(st));
+	st = uot_sh("grep -q 'statically linked: watching' %s/watch-trace", uot_build_dir());
+	ck_assert_msg(st == 0, "the static program was not watched");
+	st = uot_sh("%s --watch sh -c 'exit 5'", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 5, "--watch: %s", uot_status_str(st));
+	st = uot_sh("%s --watch sh -c 'kill -TERM $$'; [ $? -eq 143 ]", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a signal death did not come through");
+	st = uot_sh("%s --watch /nonexistent 2>/dev/null", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 127, "not found: %s", uot_status_str(st));
+	/* -p of a process that is gone at once: 0 once it is. */
+	st = uot_sh("sleep 0.3 & %s -p $! && wait", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-p: %s", uot_status_str(st));
+	st = uot_sh("%s -p 999999999 2>/dev/null", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "-p no such: %s", uot_status_str(st));
+	st = uot_sh("%s -p 12x 2>/dev/null", uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "-p bad pid: %s", uot_status_str(st));
+	unlink(uot_sfmt((char[PATH_MAX]){ 0 }, PATH_MAX, "%s/watch-trace", uot_build_dir()));
+}
+END_TEST
+
+START_TEST(test_refused)
+{
+	char out[PATH_MAX];
+	int st;
+
+	if (!uot_is_root() || access("/usr/bin/setpriv", X_OK) != 0) {
+		printf("watch: refused: skipped: needs root and setpriv to be another user\n");
+		return;
+	}
+	uot_sfmt(out, sizeof(out), "%s/watch-refused", uot_build_dir());
+	/* Another user may not watch init (nor any process of ours). */
+	st = uot_sh("setpriv --reuid=65534 --regid=65534 --clear-groups %s -p 1 2>%s",
+		    uot_useonce(), out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", uot_status_str(st));
+	st = uot_sh("grep -q 'cannot watch process 1: Permission denied' %s", out);
+	unlink(out);
+	ck_assert_msg(st == 0, "no clear message when refused");
+}
+END_TEST
+
+/* ---- hot set ---- */
+
+static void hotset_setup(void)
+{
+	if (wt.ready || wt.why[0])
+		return;
+	if (uot_scratch_create() != 0 || uot_cgroup_supported() != 0) {
+		uot_sfmt(wt.why, sizeof(wt.why), "%s", uot_why());
+		return;
+	}
+	wt.limit = uot_env_mib("check_watch", "UO_E2E_LIMIT_MIB", 256, 64) * UOT_MIB;
+	wt.size = uot_env_mib("check_watch", "UO_WATCH_STREAM_MIB", 768, 64) * UOT_MIB;
+	uot_scratch_path(wt.hot, sizeof(wt.hot), "hot");
+	uot_scratch_path(wt.big, sizeof(wt.big), "big");
+	if (uot_cgroup_create(&wt.cg, wt.limit) != 0 ||
+	    uot_make_file(wt.hot, wt.limit / 3, 2) != 0 ||
+	    uot_make_file(wt.big, wt.size, 3) != 0) {
+		uot_sfmt(wt.why, sizeof(wt.why), "hot-set setup: %s", uot_why());
+		wt.broken = true;
+		return;
+	}
+	wt.ready = true;
+}
+
+static void hotset_teardown(void)
+{
+}
+
+enum case_check {
+	CHECK_NONE,
+	CHECK_COPY,	/* @DST equals the stream */
+	CHECK_RESTORED,	/* @DST/big (under the restore target) equals the stream */
+	CHECK_WRITTEN,	/* @DST holds @MIB MiB */
+};
+
+struct watch_case {
+	const char *name;
+	const char *cmd;	/* sh -c; @IO static_io, @UO useonce, @SRC, @DST, @MIB, @SCRATCH */
+	const char *alone;	/* the same without the watcher; NULL: not run alone */
+	enum case_check check;
+	int status;		/* the exit status expected */
+	bool restic;
+	/*
+	 * Not yet guarded well enough: the hot set is reported, not asserted
+	 * (status and data still are).  Says why.
+	 */
+	const char *limit;
+};
+
+#define RESTIC "export RESTIC_PASSWORD=uotest TMPDIR=@SCRATCH/tmp; "
+#define REPO "restic -q --no-cache --repo @SCRATCH/repo "
+
+static const struct watch_case cases[] = {
+	{ "static-read", "@UO @IO read @SRC exit=3", NULL, CHECK_NONE, 3, false, NULL },
+	{ "static-write", "@UO @IO write @DST @MIB", NULL, CHECK_WRITTEN, 0, false, NULL },
+	{ "static-copy", "@UO @IO copy @SRC @DST", "@IO copy @SRC @DST", CHECK_COPY, 0, false,
+	  NULL },
+	{ "static-pcopy", "@UO @IO pcopy @SRC @DST", NULL, CHECK_COPY, 0, false,
+	  "pread moves no position: residency growth is not followed yet" },
+	/* A copy already running: attached to once it has moved 32 MiB. */
+	{ "attach",
+	  "@IO copy @SRC @DST & p=$!; "
+	  "until cat /proc/$p/fdinfo/* 2>/dev/null | awk '/^pos:/ && $2 >= 33554432 { f = 1 } "
+	  "END { exit !f }'; do kill -0 $p || exit 9; done; @UO -p $p; wait $p",
+	  NULL, CHECK_COPY, 0, false,
+	  "what the copy cached before the attach stays, and evicts before the stream is found" },
+	{ "restic-backup", RESTIC "@UO " REPO "backup @SRC", RESTIC REPO "backup @SRC", CHECK_NONE,
+	  0, true, "about one pack in five lives less than a sample and is never seen" },
+	{ "restic-restore", RESTIC "@UO " REPO "restore latest --target @DST", NULL, CHECK_RESTORED,
+	  0, true, "restore's positional reads of packs are not followed yet" },
+};
+
+static void expand(char *out, size_t size, const char *tpl, const char *dst)
+{
+	static const char *const tokens[] = { "@IO", "@UO", "@SRC", "@DST", "@MIB", "@SCRATCH" };
+	char mib[32];
+	const char *values[6];
+
+	uot_sfmt(mib, sizeof(mib), "%llu", (unsigned long long)(wt.size / UOT_MIB));
+	values[0] = static_io();
+	values[1] = uot_useonce();
+	values[2] = wt.big;
+	values[3] = dst;
+	values[4] = mib;
+	values[5] = uot_scratch();
+	uot_expand(out, size, tpl, tokens, values, 6);
+}
+
+struct outcome {
+	double before, after;
+	struct uot_result r;
+	char error[512];
+};
+
+static void run_case(const struct watch_case *c, const char *tpl, const char *dst,
+		     struct outcome *o)
+{
+	char cmd[4096];
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct uot_cmd u;
+
+	memset(o, 0, sizeof(*o));
+	expand(cmd, sizeof(cmd), tpl, dst);
+	if (uot_cgroup_reset(&wt.cg) != 0 || uot_make_cold(wt.big) != 0 ||
+	    uot_make_cold(wt.hot) != 0 || uot_touch(wt.hot, UOT_TOUCH_MMAP, &wt.cg) != 0) {
+		uot_sfmt(o->error, sizeof(o->error), "hot-set setup: %s", uot_why());
+		return;
+	}
+	o->before = uot_resident_pct(wt.hot);
+	memset(&u, 0, sizeof(u));
+	u.argv = argv;
+	u.cwd = uot_scratch();
+	u.cg = &wt.cg;
+	u.out = "/dev/null";
+	u.timeout_s = TEST_TIMEOUT - 60;
+	if (uot_run(&u, &o->r) != 0) {
+		uot_sfmt(o->error, sizeof(o->error), "%s", uot_why());
+		return;
+	}
+	o->after = uot_resident_pct(wt.hot);
+}
+
+START_TEST(test_hotset)
+{
+	const struct watch_case *c = &cases[_i];
+	char dst[PATH_MAX], restored[PATH_MAX + 8], tmp[PATH_MAX];
+	struct outcome with, alone;
+	struct uot_memstat ms;
+	int eq = 1;
+
+	ck_assert_msg(!wt.broken, "%s", wt.why);
+	if (!wt.ready) {
+		printf("watch: hotset %s: skipped: %s\n", c->name, wt.why);
+		return;
+	}
+	if (c->restic && !have_restic()) {
+		printf("watch: hotset %s: skipped: restic is missing\n", c->name);
+		return;
+	}
+	uot_scratch_path(dst, sizeof(dst), c->name);
+	uot_scratch_rm(dst);
+	unlink(dst);
+	if (c->restic) {
+		uot_scratch_path(tmp, sizeof(tmp), "tmp");
+		mkdir(tmp, 0755);
+		/* restore needs a snapshot; backup a fresh repository. */
+		if (!strcmp(c->name, "restic-backup"))
+			uot_sh("rm -rf %s/repo", uot_scratch());
+		if (access(uot_sfmt(restored, sizeof(restored), "%s/repo", uot_scratch()), F_OK))
+			ck_assert_msg(uot_sh("RESTIC_PASSWORD=uotest restic -q --repo %s/repo init",
+					     uot_scratch()) == 0, "restic init failed");
+		if (!strcmp(c->name, "restic-restore") &&
+		    uot_sh("RESTIC_PASSWORD=uotest restic -q --no-cache --repo %s/repo snapshots "
+			   "--json | grep -q id", uot_scratch()) != 0)
+			ck_assert_msg(uot_sh("RESTIC_PASSWORD=uotest TMPDIR=%s restic -q --no-cache "
+					     "--repo %s/repo backup %s >/dev/null", tmp,
+					     uot_scratch(), wt.big) == 0, "restic backup failed");
+	}
+	if (c->alone) {
+		run_case(c, c->alone, dst, &alone);
+		printf("watch: hotset %-15s alone  hot %5.1f%% -> %5.1f%%  %5.2f s  %s\n", c->name,
+		       alone.before, alone.after, alone.r.secs, alone.error);
+		uot_scratch_rm(dst);
+		unlink(dst);
+		if (c->restic)
+			uot_sh("rm -rf %s/repo && RESTIC_PASSWORD=uotest restic -q --repo %s/repo init",
+			       uot_scratch(), uot_scratch());
+	}
+	run_case(c, c->cmd, dst, &with);
+	uot_cgroup_stat(&wt.cg, &ms);
+	if (!with.error[0] && c->check == CHECK_COPY)
+		eq = uot_files_equal(wt.big, 0, dst, 0, UINT64_MAX);
+	if (!with.error[0] && c->check == CHECK_RESTORED)
+		eq = uot_files_equal(wt.big, 0,
+				     uot_sfmt(restored, sizeof(restored), "%s%s", dst, wt.big), 0,
+				     UINT64_MAX);
+	if (!with.error[0] && c->check == CHECK_WRITTEN) {
+		struct stat sb;
+
+		eq = stat(dst, &sb) == 0 && (uint64_t)sb.st_size == wt.size;
+	}
+	printf("watch: hotset %-15s watched hot %5.1f%% -> %5.1f%%  %5.2f s  peak dirty+wb %.0f MiB"
+	       "  %s%s\n", c->name, with.before, with.after, with.r.secs,
+	       uot_mib(with.r.peak_dirty_wb), with.error, eq == 1 ? "" : uot_why());
+	fflush(stdout);
+	uot_scratch_rm(dst);
+	unlink(dst);
+	uot_cgroup_reset(&wt.cg);
+
+	ck_assert_msg(!with.error[0], "%s", with.error);
+	ck_assert_msg(with.before >= HOT_KEPT_PCT, "the hot set was %.1f%% after touching it",
+		      with.before);
+	ck_assert_msg(WIFEXITED(with.r.status) && WEXITSTATUS(with.r.status) == c->status,
+		      "%s: %s, expected exit %d", c->name, uot_status_str(with.r.status),
+		      c->status);
+	ck_assert_msg(eq == 1, "%s: data differ: %s", c->name, uot_why());
+	if (c->alone) {
+		ck_assert_msg(!alone.error[0], "%s", alone.error);
+		ck_assert_msg(alone.after <= HOT_LOST_PCT,
+			      "%s alone kept %.1f%% of the hot set: this test cannot tell",
+			      c->name, alone.after);
+	}
+	if (c->limit) {
+		printf("watch: hotset %s: known limit, not asserted: %s\n", c->name, c->limit);
+		return;
+	}
+	ck_assert_msg(with.after >= HOT_KEPT_PCT, "%s watched: the hot set fell to %.1f%%",
+		      c->name, with.after);
+}
+END_TEST
+
+static Suite *watch_suite(void)
+{
+	Suite *s = suite_create("watch");
+	TCase *tc;
+	size_t i;
+
+	tc = tcase_create("command");
+	tcase_add_test(tc, test_kind);
+	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_refused);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tc = tcase_create(cases[i].name);
+		tcase_add_unchecked_fixture(tc, hotset_setup, hotset_teardown);
+		tcase_set_timeout(tc, TEST_TIMEOUT);
+		tcase_add_loop_test(tc, test_hotset, (int)i, (int)i + 1);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	uot_catch_signals();
+	uot_sweep_stale();
+	sr = srunner_create(watch_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	uot_cgroup_remove(&wt.cg);
+	uot_scratch_remove();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,88 @@
+/*
+ * A program the preload cannot reach: check_watch builds it with -static,
+ * so LD_PRELOAD is never read.  It moves data the ways programs do:
+ *
+ *	static_io read FILE		read(2) in 1 MiB calls to the end
+ *	static_io write FILE MIB	write(2) MIB MiB of a pattern
+ *	static_io copy SRC DST		copy_file_range(2) in 8 MiB calls
+ *	static_io pcopy SRC DST		pread/pwrite: no file position moves
+ *
+ * A last argument "exit=N" makes it exit with N once done (0 otherwise),
+ * so that a test can see the status come through the watcher.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK	(1 << 20)
+
+static char buf[CHUNK];
+
+static int fail(const char *what)
+{
+	perror(what);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int status = 0, in = -1, out = -1;
+	long long mib, i, off = 0;
+	ssize_t n;
+
+	if (argc > 3 && !strncmp(argv[argc - 1], "exit=", 5)) {
+		status = atoi(argv[argc - 1] + 5);
+		argc--;
+	}
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
+			"pcopy SRC DST [exit=N]\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "read")) {
+		if ((in = open(argv[2], O_RDONLY)) < 0)
+			return fail(argv[2]);
+		while ((n = read(in, buf, CHUNK)) > 0)
+			;
+		if (n < 0)
+			return fail("read");
+	} else if (!strcmp(argv[1], "write") && argc == 4) {
+		if ((out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+			return fail(argv[2]);
+		mib = atoll(argv[3]);
+		for (i = 0; i < mib; i++) {
+			memset(buf, (int)(i & 0xff), CHUNK);
+			if (write(out, buf, CHUNK) != CHUNK)
+				return fail("write");
+		}
+	} else if ((!strcmp(argv[1], "copy") || !strcmp(argv[1], "pcopy")) && argc == 4) {
+		if ((in = open(argv[2], O_RDONLY)) < 0)
+			return fail(argv[2]);
+		if ((out = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+			return fail(argv[3]);
+		if (argv[1][0] == 'c') {
+			while ((n = copy_file_range(in, NULL, out, NULL, 8 << 20, 0)) > 0)
+				;
+			if (n < 0)
+				return fail("copy_file_range");
+		} else {
+			while ((n = pread(in, buf, CHUNK, off)) > 0) {
+				if (pwrite(out, buf, (size_t)n, off) != n)
+					return fail("pwrite");
+				off += n;
+			}
+			if (n < 0)
+				return fail("pread");
+		}
+	} else {
+		fprintf(stderr, "static_io: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	if (out >= 0 && close(out) != 0)
+		return fail("close");
+	return status;
+}
