@@ -397,7 +397,6 @@ END_TEST
 #define BAD_MIB		40	/* bad input: a stream under the defaults */
 
 static struct {
-	char why[600];
 	char lib[PATH_MAX];
 	char etc[PATH_MAX];
 	char sysfile[PATH_MAX];
@@ -420,13 +419,6 @@ static struct {
 	const char *stdout_to;	/* NULL: out */
 	bool sys_made;
 } c;
-
-static bool skipped(const char *what)
-{
-	if (c.why[0])
-		printf("config: %s: skipped: %s\n", what, c.why);
-	return c.why[0] != '\0';
-}
 
 static void write_text(const char *path, const char *text, mode_t mode)
 {
@@ -575,7 +567,7 @@ START_TEST(test_precedence)
 	const char *env_conf[] = { conf_env, NULL };
 	const char *env_both[] = { conf_env, "USEONCE_THRESHOLD=12M", NULL };
 
-	if (skipped("precedence"))
+	if (uot_skipped("precedence"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);	/* 32M by default: no stream */
@@ -615,7 +607,7 @@ START_TEST(test_programs)
 	char text[1024], cat_path[PATH_MAX];
 	FILE *w;
 
-	if (skipped("programs"))
+	if (uot_skipped("programs"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\n[program cat]\nthreshold = 6M\n"
 		  "[program dd]\nthreshold = 12M\n", NULL);
@@ -649,7 +641,7 @@ START_TEST(test_path_rules)
 	char text[4096];
 	const char *undisable[] = { "USEONCE_DISABLE=0", NULL };
 
-	if (skipped("path_rules"))
+	if (uot_skipped("path_rules"))
 		return;
 	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\nnever = %s\n", c.dir_a);
 	set_files(text, NULL);
@@ -683,7 +675,7 @@ START_TEST(test_system_file_trust)
 {
 	char text[4096];
 
-	if (skipped("system_file_trust"))
+	if (uot_skipped("system_file_trust"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\n", NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
@@ -712,7 +704,7 @@ START_TEST(test_malformed_file)
 {
 	char text[4096], expect[PATH_MAX + 16];
 
-	if (skipped("malformed_file"))
+	if (uot_skipped("malformed_file"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\nthis is not a setting\nthreshold = 6M\n", NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(6));
@@ -801,7 +793,7 @@ START_TEST(test_stats)
 	char line[1024];
 	int status;
 
-	if (skipped("stats"))
+	if (uot_skipped("stats"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
@@ -908,7 +900,7 @@ START_TEST(test_dryrun)
 	const char *cat[] = { "cat", c.big, NULL };
 	char line[1024], trace[65536];
 
-	if (skipped("dryrun"))
+	if (uot_skipped("dryrun"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
@@ -1011,7 +1003,7 @@ START_TEST(test_bad_env)
 	const char *argv[] = { "sha256sum", c.bad, NULL };
 	size_t i;
 
-	if (skipped("bad_env"))
+	if (uot_skipped("bad_env"))
 		return;
 	set_files(NULL, NULL);
 	ref.status = run(argv, false, NULL);
@@ -1031,7 +1023,7 @@ START_TEST(test_bad_keys)
 	char text[1024];
 	size_t i;
 
-	if (skipped("bad_keys"))
+	if (uot_skipped("bad_keys"))
 		return;
 	set_files(NULL, NULL);
 	ref.status = run(argv, false, NULL);
@@ -1054,17 +1046,17 @@ END_TEST
 
 /* ---- fixtures ---- */
 
+/* The system file sits in the build directory, outside the scratch one. */
 static void cleanup(void)
 {
 	if (c.sys_made)
 		unlink(c.sysfile);
-	uot_scratch_remove();
 }
 
 static void mkdir_p(const char *path)
 {
 	if (mkdir(path, 0755) != 0 && errno != EEXIST)
-		snprintf(c.why, sizeof(c.why), "cannot make %s: %s", path, strerror(errno));
+		uot_skip("cannot make %s: %s", path, strerror(errno));
 }
 
 static void prepare(void)
@@ -1074,16 +1066,13 @@ static void prepare(void)
 	snprintf(c.lib, sizeof(c.lib), "%s/test-sysconf/libuseonce.so", uot_build_dir());
 	snprintf(c.etc, sizeof(c.etc), "%s/test-etc", uot_build_dir());
 	snprintf(c.sysfile, sizeof(c.sysfile), "%s/useonce.conf", c.etc);
+	uot_suite_begin("config", cleanup);
 	if (access(c.lib, R_OK) != 0) {
-		snprintf(c.why, sizeof(c.why), "no %s (make tests builds it)", c.lib);
+		uot_skip("no %s (make tests builds it)", c.lib);
 		return;
 	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup);
 	mkdir_p(c.etc);
 	uot_scratch_path(c.home, sizeof(c.home), "home");
 	snprintf(c.userdir, sizeof(c.userdir), "%s/.config", c.home);
@@ -1109,14 +1098,14 @@ static void prepare(void)
 	uot_scratch_path(c.trace, sizeof(c.trace), "trace");
 	uot_scratch_path(c.stats, sizeof(c.stats), "stats");
 	uot_scratch_path(c.conf, sizeof(c.conf), "config-under-test");
-	if (c.why[0])
+	if (uot_skip_reason()[0])
 		return;
 	if (uot_make_file(c.data_a, MIB(DATA_MIB), 11) != 0 ||
 	    uot_make_file(c.data_b, MIB(DATA_MIB), 12) != 0 ||
 	    uot_make_file(c.data_home, MIB(DATA_MIB), 13) != 0 ||
 	    uot_make_file(c.big, MIB(BIG_MIB), 14) != 0 ||
 	    uot_make_file(c.bad, MIB(BAD_MIB), 15) != 0)
-		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+		uot_skip("%s", uot_why());
 	/* A system file left by a run that died would change every case. */
 	unlink(c.sysfile);
 }

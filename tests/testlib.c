@@ -565,6 +565,157 @@ void uot_catch_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* ---- a suite's life ---- */
+
+static struct {
+	const char *name;
+	pid_t owner;
+	void (*cleanup)(void);
+	bool done;
+	char why[600];
+} uot_suite_s;
+
+static void uot_suite_end(void)
+{
+	if (!uot_suite_owner() || uot_suite_s.done)
+		return;
+	uot_suite_s.done = true;
+	if (uot_suite_s.cleanup)
+		uot_suite_s.cleanup();
+	uot_scratch_remove();
+}
+
+/*
+ * Check kills the running case's process group, then hands SIGINT or
+ * SIGTERM on to us.  Removing files here is not async-signal-safe, but the
+ * parent is only ever waiting for a case when a signal comes; anything
+ * missed is removed by the next run's uot_sweep_stale().
+ */
+static void uot_suite_on_signal(int sig)
+{
+	uot_suite_end();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void uot_suite_begin(const char *name, void (*cleanup)(void))
+{
+	struct sigaction sa;
+
+	uot_suite_s.name = name;
+	uot_suite_s.owner = getpid();
+	uot_suite_s.cleanup = cleanup;
+	uot_sweep_stale();
+	atexit(uot_suite_end);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = uot_suite_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+bool uot_suite_owner(void)
+{
+	return uot_suite_s.owner == getpid();
+}
+
+void uot_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (uot_suite_s.why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(uot_suite_s.why, sizeof(uot_suite_s.why), fmt, ap);
+	va_end(ap);
+}
+
+const char *uot_skip_reason(void)
+{
+	return uot_suite_s.why;
+}
+
+bool uot_skipped(const char *what)
+{
+	if (!uot_suite_s.why[0])
+		return false;
+	printf("%s: %s%sskipped: %s\n", uot_suite_s.name ? uot_suite_s.name : "check",
+	       what ? what : "", what ? ": " : "", uot_suite_s.why);
+	fflush(stdout);
+	return true;
+}
+
+bool uot_need_root(const char *for_what)
+{
+	if (uot_is_root())
+		return true;
+	uot_skip("not root: %s", for_what);
+	return false;
+}
+
+bool uot_need_programs(const char *names)
+{
+	char list[256], cmd[1024] = "", why[512] = "", *name, *save = NULL;
+	const char *word[16];
+	size_t n = 0, i;
+
+	uot_fmt(list, sizeof(list), "%s", names);
+	for (name = strtok_r(list, " ", &save); name && n < 16; name = strtok_r(NULL, " ", &save))
+		word[n++] = name;
+	for (i = 0; i < n; i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%scommand -v '%s' >/dev/null",
+			 i ? " && " : "", word[i]);
+	if (uot_sh("%s", cmd) == 0)
+		return true;
+	/* "a, b or c missing" */
+	for (i = 0; i < n; i++)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s",
+			 !i ? "" : i + 1 < n ? ", " : " or ", word[i]);
+	uot_skip("%s missing", why);
+	return false;
+}
+
+bool uot_need_scratch(void)
+{
+	if (uot_scratch_create() == 0)
+		return true;
+	uot_skip("%s", uot_why());
+	return false;
+}
+
+void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env)
+{
+	const char *const *e;
+
+	if (access(uot_library(), R_OK) != 0) {
+		fprintf(stderr, "%s: %s: %s (run make tests)\n", argv[0], uot_library(),
+			strerror(errno));
+		exit(EXIT_FAILURE);
+	}
+	setenv("LD_PRELOAD", uot_preload(), 1);
+	setenv(mark, "1", 1);
+	for (e = env; e && *e; e++)
+		putenv((char *)*e);
+	execv("/proc/self/exe", argv);
+	perror("execv /proc/self/exe");
+	exit(EXIT_FAILURE);
+}
+
+bool uot_library_mapped(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	if (!maps)
+		return false;
+	while (fgets(line, sizeof(line), maps))
+		found |= strstr(line, "/libuseonce.so") != NULL;
+	fclose(maps);
+	return found;
+}
+
 /* ---- files ---- */
 
 static uint64_t uot_splitmix(uint64_t *x)

@@ -67,6 +67,45 @@ void uot_scratch_remove(void);
 void uot_sweep_stale(void);
 
 /*
+ * A suite's life, the same in every Check program.  uot_suite_begin()
+ * names the suite (skip lines start with the name), makes this process the
+ * only one that cleans up (Check's forked cases and our own children exit
+ * too, and must not), removes what runs that died left (uot_sweep_stale),
+ * and has 'cleanup' (NULL: nothing more) then uot_scratch_remove() run
+ * once: at exit, or on SIGINT, SIGTERM or SIGHUP, which then end the
+ * program as they would have.  A suite with state outside the scratch
+ * directory (mounts, loop devices) undoes it in 'cleanup'.
+ */
+void uot_suite_begin(const char *name, void (*cleanup)(void));
+/* Is this the process that called uot_suite_begin()? */
+bool uot_suite_owner(void);
+
+/*
+ * Why the suite's cases that need its fixture skip.  The first reason
+ * given stays: it is the one that explains the rest.
+ */
+__attribute__((format(printf, 1, 2)))
+void uot_skip(const char *fmt, ...);
+/* "" while nothing skips. */
+const char *uot_skip_reason(void);
+/* With a reason: one line "SUITE: WHAT: skipped: WHY" (WHAT may be NULL), and true. */
+bool uot_skipped(const char *what);
+
+/* What a fixture needs: true, or false with the reason given to uot_skip(). */
+bool uot_need_root(const char *for_what);	/* "not root: FOR_WHAT" */
+bool uot_need_programs(const char *names);	/* in PATH, each of "a b": "a or b missing" */
+bool uot_need_scratch(void);			/* uot_scratch_create() */
+
+/*
+ * Runs this program again with the library preloaded (and a sanitizer's
+ * runtime before it, see uot_preload()); 'mark' tells the new image it is
+ * the preloaded one.  Extra NAME=VALUE settings in 'env', NULL-terminated.
+ */
+void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env);
+/* Is the library mapped in this process? */
+bool uot_library_mapped(void);
+
+/*
  * SIGINT, SIGTERM, SIGHUP: set uot_interrupted (without SA_RESTART, so a
  * blocking call returns early); the caller cleans up and exits.
  */
