@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 #include "useonce.h"
 
 #define CLI_OUT_MAX	(64 * 1024)
@@ -1455,7 +1456,6 @@ int main(void)
 {
 	Suite *s;
 	SRunner *sr;
-	int failed;
 
 	/* The test's Debian package, if still installed, is purged at the end. */
 	uot_suite_begin("cli", cli_deb_purge);
@@ -1499,8 +1499,5 @@ int main(void)
 	cli_add(s, "package", test_debian, 600);
 	srunner_add_suite(sr, s);
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_runner(sr, false);
 }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 /*
  * Bounds, from measurements on the project's machines (2 cores, ext4,
@@ -685,7 +686,6 @@ static Suite *library_suite(void)
 int main(void)
 {
 	SRunner *sr;
-	int failed;
 
 	e2e.stream_mib = uot_env_mib("check_e2e", "UO_E2E_STREAM_MIB", 512, 64);
 	e2e.limit_mib = uot_env_mib("check_e2e", "UO_E2E_LIMIT_MIB", 256, 64);
@@ -697,8 +697,5 @@ int main(void)
 						footprint_setup, footprint_teardown));
 	srunner_add_suite(sr, e2e_program_suite("hotset", test_hotset,
 						hotset_setup, hotset_teardown));
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_runner(sr, false);
 }

@@ -1658,7 +1658,8 @@ END_TEST
 /*
  * errno, as the program sees it around hooked calls: left alone by every
  * call that succeeds (also one the guard acts on), and libc's own on the
- * usual errors.  Kept from check_hooks, where they stood first.
+ * usual errors: the same promise as test_results, said in the terms a
+ * program's author uses.
  */
 START_TEST(test_errno_kept_on_success)
 {

@@ -23,7 +23,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -47,7 +46,6 @@
 
 static struct {
 	char top[400];		/* everything of ours: library, probes, overlay, output */
-	bool top_ours;		/* made outside the scratch directory: removed by us */
 	char stream[480];
 	char trace[480];
 	char record[480];
@@ -260,47 +258,6 @@ START_TEST(test_setuid_reads_system_config)
 END_TEST
 
 /* Every directory above 'path' must let others through, or nobody cannot run the probe. */
-static bool reachable_by_others(const char *path)
-{
-	char p[512], *slash;
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s", path);
-	while ((slash = strrchr(p, '/')) && slash != p) {
-		*slash = '\0';
-		if (stat(p, &st) != 0 || !(st.st_mode & S_IXOTH))
-			return false;
-	}
-	return true;
-}
-
-static void cleanup(void)
-{
-	if (s.top_ours && s.top[0])
-		uot_sh("rm -rf '%s'", s.top);
-}
-
-/* Our directories in /var/tmp left by runs that died before their cleanup. */
-static void sweep_var_tmp(void)
-{
-	DIR *d = opendir("/var/tmp");
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(e->d_name, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
-			continue;
-		pid = strtol(e->d_name + strlen(UOT_PREFIX), &end, 10);
-		if (pid > 0 && !*end && pid != getpid() && kill((pid_t)pid, 0) != 0 &&
-		    errno == ESRCH)
-			uot_sh("rm -rf '/var/tmp/%s'", e->d_name);
-	}
-	if (d)
-		closedir(d);
-}
-
 static int install(const char *from, const char *to, mode_t mode)
 {
 	return uot_sh("cp '%s' '%s/%s' && chown 0:0 '%s/%s' && chmod %o '%s/%s'", from, s.top, to,
@@ -314,7 +271,7 @@ static void prepare(void)
 	struct statfs sfs;
 	FILE *f;
 
-	uot_suite_begin("secure", cleanup);
+	uot_suite_begin("secure", NULL);
 	if (!uot_need_root("cannot make a setuid program or mount") ||
 	    !uot_need_programs("unshare setpriv"))
 		return;
@@ -322,18 +279,11 @@ static void prepare(void)
 		uot_skip("no overlayfs to lay ld.so.preload over /etc");
 		return;
 	}
-	sweep_var_tmp();
 	if (!uot_need_scratch())
 		return;
-	/* nobody must reach the probe: the build directory may sit in root's home. */
-	if (reachable_by_others(uot_scratch())) {
-		uot_scratch_path(s.top, sizeof(s.top), "secure");
-	} else {
-		snprintf(s.top, sizeof(s.top), "/var/tmp/" UOT_PREFIX "%d", (int)getpid());
-		s.top_ours = true;
-	}
-	if (mkdir(s.top, 0755) != 0 || chmod(s.top, 0755) != 0) {
-		uot_skip("mkdir %s: %s", s.top, strerror(errno));
+	/* nobody must reach the probe. */
+	if (!uot_public_dir(s.top, sizeof(s.top), "secure")) {
+		uot_skip("%s", uot_why());
 		return;
 	}
 	if (statvfs(s.top, &sv) != 0 || (sv.f_flag & ST_NOSUID)) {

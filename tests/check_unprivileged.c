@@ -190,19 +190,6 @@ START_TEST(test_without_library_stream_stays)
 }
 END_TEST
 
-/* Outside the scratch directory: ours to remove. */
-static void cleanup(void)
-{
-	if (!u.dir[0])
-		return;
-	unlink(u.file);
-	unlink(u.lib);
-	unlink(u.out);
-	unlink(u.digest);
-	rmdir(u.dir);
-}
-
-/* Can this kernel and filesystem read this file uncached? */
 static void probe_dontcache(void)
 {
 	char buf[4096];
@@ -223,7 +210,7 @@ static void prepare(void)
 	char buf[65536];
 	ssize_t n;
 
-	uot_suite_begin("unprivileged", cleanup);
+	uot_suite_begin("unprivileged", NULL);
 	if (!uot_need_root("cannot make root's file and become nobody") ||
 	    !uot_need_programs("setpriv"))
 		return;
@@ -231,15 +218,15 @@ static void prepare(void)
 		uot_skip("user nobody missing");
 		return;
 	}
-	/* Outside the build tree, which nobody may not be able to enter. */
-	snprintf(u.dir, sizeof(u.dir), "/var/tmp/" UOT_PREFIX "priv-XXXXXX");
-	if (!mkdtemp(u.dir) || chmod(u.dir, 0755) != 0) {
-		uot_skip("mkdtemp in /var/tmp: %s", strerror(errno));
-		u.dir[0] = '\0';
+	/* nobody must reach the file and the library. */
+	if (!uot_need_scratch())
+		return;
+	if (!uot_public_dir(u.dir, sizeof(u.dir), "priv")) {
+		uot_skip("%s", uot_why());
 		return;
 	}
 	if (statfs(u.dir, &sfs) != 0 || sfs.f_type == TMPFS_MAGIC) {
-		uot_skip("/var/tmp is on tmpfs: no page cache to guard");
+		uot_skip("%s is on tmpfs: no page cache to guard", u.dir);
 		return;
 	}
 	snprintf(u.file, sizeof(u.file), "%s/roots-file", u.dir);

@@ -38,6 +38,8 @@ volatile sig_atomic_t uot_interrupted;
 static char uot_errbuf[512];
 static char uot_scratch_dir[PATH_MAX];
 static pid_t uot_scratch_owner;
+/* uot_public_dir()'s outside the scratch directory, removed with it. */
+static char uot_public[2][PATH_MAX];
 
 const char *uot_why(void)
 {
@@ -292,11 +294,61 @@ char *uot_scratch_path(char *out, size_t size, const char *name)
 
 void uot_scratch_remove(void)
 {
+	size_t i;
+
 	/* Forked children share the name; only the creator removes it. */
 	if (!uot_scratch_dir[0] || uot_scratch_owner != getpid())
 		return;
+	for (i = 0; i < sizeof(uot_public) / sizeof(uot_public[0]); i++) {
+		if (uot_public[i][0])
+			uot_rm_tree(uot_public[i]);
+		uot_public[i][0] = '\0';
+	}
 	uot_rm_tree(uot_scratch_dir);
 	uot_scratch_dir[0] = '\0';
+}
+
+static bool uot_reachable_by_others(const char *path)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+
+	uot_fmt(p, sizeof(p), "%s", path);
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st) != 0 || !(st.st_mode & S_IXOTH))
+			return false;
+	}
+	return true;
+}
+
+char *uot_public_dir(char *out, size_t size, const char *tag)
+{
+	size_t i;
+
+	if (!uot_scratch_dir[0]) {
+		uot_fail("no scratch directory to go with %s", tag);
+		return NULL;
+	}
+	if (uot_reachable_by_others(uot_scratch_dir)) {
+		uot_scratch_path(out, size, tag);
+	} else {
+		for (i = 0; uot_public[i][0]; i++)
+			if (i + 1 == sizeof(uot_public) / sizeof(uot_public[0])) {
+				uot_fail("more public directories than testlib keeps");
+				return NULL;
+			}
+		if (uot_fmt(uot_public[i], sizeof(uot_public[i]), "/var/tmp/" UOT_PREFIX "%d-%s",
+			    (int)getpid(), tag) != 0 || uot_fmt(out, size, "%s", uot_public[i]) != 0) {
+			uot_public[i][0] = '\0';
+			return NULL;
+		}
+	}
+	if (mkdir(out, 0755) != 0 || chmod(out, 0755) != 0) {
+		uot_fail("mkdir %s: %s", out, strerror(errno));
+		return NULL;
+	}
+	return out;
 }
 
 /* ---- cgroups ---- */
@@ -523,6 +575,17 @@ void uot_sweep_stale(void)
 
 		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
 			uot_fmt(path, sizeof(path), "%s/%s", uot_build_dir(), e->d_name);
+			uot_rm_tree(path);
+		}
+	}
+	if (d)
+		closedir(d);
+	d = opendir("/var/tmp");
+	while (d && (e = readdir(d))) {
+		pid_t pid = uot_name_pid(e->d_name, '-') ?: uot_name_pid(e->d_name, '\0');
+
+		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
+			uot_fmt(path, sizeof(path), "/var/tmp/%s", e->d_name);
 			uot_rm_tree(path);
 		}
 	}

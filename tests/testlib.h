@@ -63,7 +63,16 @@ const char *uot_scratch(void);
 char *uot_scratch_path(char *out, size_t size, const char *name);
 void uot_scratch_remove(void);
 
-/* Removes scratch directories and cgroups left by runs of ours that died. */
+/*
+ * A directory user nobody can enter, mode 0755, for a test that drops root:
+ * scratch/TAG when every directory above the scratch one lets others
+ * through, else /var/tmp/uotest-PID-TAG (the build tree may sit in root's
+ * home).  Removed with the scratch directory.  Returns out, or NULL (why
+ * in uot_why()).
+ */
+char *uot_public_dir(char *out, size_t size, const char *tag);
+
+/* Removes scratch and public directories and cgroups left by runs of ours that died. */
 void uot_sweep_stale(void);
 
 /*
