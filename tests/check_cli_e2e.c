@@ -98,47 +98,31 @@ static unsigned count(const char *text, const char *what)
  */
 static int run(const char *const *argv, const char *const *env)
 {
-	static char *envp[1024];
-	extern char **environ;
+	static const char *const drop[] = { "LD_PRELOAD=", "USEONCE_", "HOME=",
+					    "XDG_CONFIG_HOME=", NULL };
 	char home[PATH_MAX + 8];
+	const char *args[32], *envp[64];
+	/* Not a file: cat's output would be a write stream of its own. */
+	struct uot_cmd c = { .argv = args, .drop = drop, .env = envp, .cwd = e.dir,
+			     .out = "/dev/null", .err = e.err, .timeout_s = 120 };
+	struct uot_result r;
 	size_t n = 0;
-	int status;
-	pid_t pid;
 
+	for (n = 0; argv[n] && n < 31; n++)
+		args[n] = n || strcmp(argv[0], "useonce") ? argv[n] : uot_useonce();
+	args[n] = NULL;
+	n = 0;
 	snprintf(home, sizeof(home), "HOME=%s", e.home);
-	for (char **p = environ; *p && n < 1000; p++)
-		if (strncmp(*p, "LD_PRELOAD=", 11) && strncmp(*p, "USEONCE_", 8) &&
-		    strncmp(*p, "HOME=", 5) && strncmp(*p, "XDG_CONFIG_HOME=", 16))
-			envp[n++] = *p;
 	envp[n++] = home;
 	/* The same files are streamed again and again: no record of recent streams. */
 	envp[n++] = "USEONCE_REUSE=0";
-	for (; env && *env && n < 1020; env++)
-		envp[n++] = (char *)*env;
+	for (; env && *env && n < 63; env++)
+		envp[n++] = *env;
 	envp[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		/* Not a file: cat's output would be a write stream of its own. */
-		int out = open("/dev/null", O_WRONLY);
-		int err = open(e.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-		    dup2(err, 2) < 0 || chdir(e.dir) != 0)
-			_exit(125);
-		alarm(120);
-		if (!strcmp(argv[0], "useonce"))
-			execve(uot_useonce(), (char *const *)argv, envp);
-		else
-			execvpe(argv[0], (char *const *)argv, envp);
-		_exit(126);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s: %s", argv[0],
-		      argv[1], uot_status_str(status));
-	return status;
+	ck_assert_msg(uot_run(&c, &r) == 0, "%s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "%s %s: %s", argv[0], argv[1],
+		      uot_status_str(r.status));
+	return r.status;
 }
 
 static void make_cold(void)

@@ -28,8 +28,6 @@
 #include "uot_check.h"
 #include "useonce.h"
 
-extern char **environ;
-
 /* Paths here are the scratch directory's plus a few bytes: far below PATH_MAX. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
@@ -96,18 +94,6 @@ static size_t slurp(const char *path, char *out, size_t size)
 	return n > 0 ? (size_t)n : 0;
 }
 
-static bool drop_var(const char *e)
-{
-	static const char *const names[] = { "USEONCE_", "LD_PRELOAD=", "XDG_RUNTIME_DIR=",
-					     "XDG_CONFIG_HOME=", "HOME=" };
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strncmp(e, names[i], strlen(names[i])))
-			return true;
-	return false;
-}
-
 /*
  * Runs argv with stdout to c.out and stderr to c.err, under the test
  * library (preload) or not, in a clean environment plus 'env'.  Returns
@@ -115,51 +101,23 @@ static bool drop_var(const char *e)
  */
 static int run(const char *const *argv, bool preload, const char *const *env)
 {
-	static char home_env[PATH_MAX + 8], preload_env[2 * PATH_MAX + 32];
-	const char *envp[512];
+	static const char *const drop[] = { "USEONCE_", "LD_PRELOAD=", "XDG_RUNTIME_DIR=",
+					    "XDG_CONFIG_HOME=", "HOME=", NULL };
+	static char home_env[PATH_MAX + 8];
+	const char *envp[64];
+	struct uot_cmd cmd = { .argv = argv, .preload = preload, .library = c.lib, .drop = drop,
+			       .env = envp, .out = c.stdout_to ? c.stdout_to : c.out,
+			       .err = c.err, .timeout_s = 60 };
+	struct uot_result r;
 	size_t n = 0;
-	char **e;
-	int status;
-	pid_t pid;
 
-	for (e = environ; *e && n < 480; e++)
-		if (!drop_var(*e))
-			envp[n++] = *e;
 	snprintf(home_env, sizeof(home_env), "HOME=%s", c.home);
 	envp[n++] = home_env;
-	if (preload) {
-		const char *first = getenv("UO_PRELOAD_FIRST");
-
-		/* In the sanitizer pass the sanitizer's runtime must come first. */
-		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s%s%s",
-			 first && *first ? first : "", first && *first ? ":" : "", c.lib);
-		envp[n++] = preload_env;
-	}
-	for (; env && *env && n < 510; env++)
+	for (; env && *env && n < 63; env++)
 		envp[n++] = *env;
 	envp[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(c.stdout_to ? c.stdout_to : c.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || out < 0 || err < 0)
-			_exit(125);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		/* Kept across exec: a program that hangs is killed, and the case fails. */
-		alarm(60);
-		execvpe(argv[0], (char *const *)argv, (char *const *)envp);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) < 125, "%s could not run (%d)",
-		      argv[0], WEXITSTATUS(status));
-	return status;
+	ck_assert_msg(uot_run(&cmd, &r) == 0, "%s", uot_why());
+	return r.status;
 }
 
 /* Lines of c.err. */

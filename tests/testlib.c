@@ -33,6 +33,8 @@
 #define UOT_WRITE_BATCH	(32ULL << 20)
 #define UOT_SAMPLE_NS	(20 * 1000000L)
 
+extern char **environ;
+
 volatile sig_atomic_t uot_interrupted;
 
 static char uot_errbuf[512];
@@ -1167,6 +1169,48 @@ int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg)
 	return uot_touch_timed(path, how, cg, NULL);
 }
 
+/* In the child: 'path' (truncated) as descriptor 'to'; NULL leaves it alone. */
+static int uot_redirect(const char *path, int to)
+{
+	int fd;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		dprintf(2, "testlib: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fd != to) {
+		dup2(fd, to);
+		close(fd);
+	}
+	return 0;
+}
+
+/* In the child: every variable that starts with one of 'drop' goes. */
+static void uot_drop_env(const char *const *drop)
+{
+	const char *const *d;
+	char name[256], **e;
+	size_t n;
+
+	for (e = environ; drop && *e; e++)
+		for (d = drop; *d; d++) {
+			if (strncmp(*e, *d, strlen(*d)))
+				continue;
+			n = strcspn(*e, "=");
+			if (n >= sizeof(name))
+				continue;
+			memcpy(name, *e, n);
+			name[n] = '\0';
+			unsetenv(name);
+			/* environ moved under us: start again. */
+			e = environ - 1;
+			break;
+		}
+}
+
 __attribute__((noreturn))
 static void uot_child(const struct uot_cmd *c)
 {
@@ -1191,21 +1235,21 @@ static void uot_child(const struct uot_cmd *c)
 		dup2(fd, 0);
 		close(fd);
 	}
-	if (c->out) {
-		fd = open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0) {
-			dprintf(2, "testlib: cannot open %s: %s\n", c->out, strerror(errno));
-			_exit(126);
-		}
-		if (fd != 1) {
-			dup2(fd, 1);
-			close(fd);
-		}
-	}
-	if (c->preload)
+	if (uot_redirect(c->out, 1) != 0 || uot_redirect(c->err, 2) != 0)
+		_exit(126);
+	uot_drop_env(c->drop);
+	if (c->preload && c->library) {
+		const char *first = getenv("UO_PRELOAD_FIRST");
+		char list[2 * PATH_MAX + 2];
+
+		uot_fmt(list, sizeof(list), "%s%s%s", first && *first ? first : "",
+			first && *first ? ":" : "", c->library);
+		setenv("LD_PRELOAD", list, 1);
+	} else if (c->preload) {
 		setenv("LD_PRELOAD", uot_preload(), 1);
-	else
+	} else {
 		unsetenv("LD_PRELOAD");
+	}
 	for (e = c->env; e && *e; e++)
 		putenv((char *)*e);
 	execvp(c->argv[0], (char *const *)c->argv);

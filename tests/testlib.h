@@ -209,9 +209,12 @@ void uot_series_free(struct uot_series *sr);
 struct uot_cmd {
 	const char *const *argv;	/* argv[0] is looked up in PATH */
 	bool preload;			/* LD_PRELOAD=libuseonce.so, else LD_PRELOAD unset */
+	const char *library;		/* with preload: this one instead of the build's */
+	const char *const *drop;	/* variables removed from ours: "NAME=", or a prefix */
 	const char *const *env;		/* NAME=VALUE..., NULL-terminated; applied last */
 	const char *cwd;		/* NULL: ours */
 	const char *out;		/* stdout to this file (truncated); NULL: ours */
+	const char *err;		/* stderr to this file (truncated); NULL: ours */
 	const struct uot_cgroup *cg;	/* run inside it; NULL: ours */
 	const char *watch[UOT_WATCH_MAX]; /* files whose residency is sampled */
 	unsigned timeout_s;		/* 0: 300 */
