@@ -565,34 +565,34 @@ static int uot_cg_join(const struct uot_cgroup *cg)
 	return uot_write_str(path, num);
 }
 
+/* Directories of ours in 'dir' (uotest-PID, or uotest-PID-TAG) whose process died. */
+static void uot_sweep_dirs(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		pid_t pid = uot_name_pid(e->d_name, '\0') ?: uot_name_pid(e->d_name, '-');
+
+		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
+			uot_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+			uot_rm_tree(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 void uot_sweep_stale(void)
 {
 	DIR *d;
 	struct dirent *e;
 	char path[PATH_MAX + 300];
 
-	d = opendir(uot_build_dir());
-	while (d && (e = readdir(d))) {
-		pid_t pid = uot_name_pid(e->d_name, '\0');
-
-		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
-			uot_fmt(path, sizeof(path), "%s/%s", uot_build_dir(), e->d_name);
-			uot_rm_tree(path);
-		}
-	}
-	if (d)
-		closedir(d);
-	d = opendir("/var/tmp");
-	while (d && (e = readdir(d))) {
-		pid_t pid = uot_name_pid(e->d_name, '-') ?: uot_name_pid(e->d_name, '\0');
-
-		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
-			uot_fmt(path, sizeof(path), "/var/tmp/%s", e->d_name);
-			uot_rm_tree(path);
-		}
-	}
-	if (d)
-		closedir(d);
+	uot_sweep_dirs(uot_build_dir());
+	/* uot_public_dir()'s. */
+	uot_sweep_dirs("/var/tmp");
 	if (!uot_is_root())
 		return;
 	d = opendir(UOT_CGROUP_ROOT);
