@@ -1,8 +1,9 @@
 /*
- * What the end-to-end tests and the demo share: a scratch directory on a
- * real disk, big files made quickly and made cold, page cache residency
- * measured with mincore, memory cgroups that cannot leak, and running a
- * program (with or without libuseonce) while sampling its footprint.
+ * What the tests and the demo share: a suite's life (its skip reason, its
+ * cleanup at exit or on a signal), a scratch directory on a real disk, big
+ * files made quickly and made cold, page cache residency measured with
+ * mincore, memory cgroups that cannot leak, and running a program (with or
+ * without libuseonce) while sampling its footprint.
  *
  * Sizes are in bytes.  Functions that can fail return -1 and leave a
  * one-line explanation in uot_why().
