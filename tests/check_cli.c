@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 #include "useonce.h"
 
 #define CLI_OUT_MAX	(64 * 1024)
@@ -58,8 +59,6 @@ struct cli_out {
  * tests, removed by the parent only.
  */
 static struct {
-	pid_t main_pid;
-	char scratch_why[512];
 	char lib[PATH_MAX];		/* the build's library, made absolute */
 	char conf[PATH_MAX];		/* a readable file for --config */
 	char conf_src[PATH_MAX];	/* the sample config the install tests install */
@@ -626,7 +625,7 @@ START_TEST(test_check)
 	const char *p;
 	size_t i;
 
-	ck_assert_msg(!cli.scratch_why[0], "no scratch directory: %s", cli.scratch_why);
+	ck_assert_msg(!uot_skip_reason()[0], "no scratch directory: %s", uot_skip_reason());
 	/* Problems of this machine's system file, if it has any. */
 	{
 		const char *argv[] = { cli_useonce(), "-c", cli.conf, "--check", NULL };
@@ -738,7 +737,7 @@ static const char *cli_files(const char *root)
 
 static void cli_need_stage(void)
 {
-	ck_assert_msg(!cli.scratch_why[0], "no scratch directory: %s", cli.scratch_why);
+	ck_assert_msg(!uot_skip_reason()[0], "no scratch directory: %s", uot_skip_reason());
 	ck_assert_msg(!cli.stage_why[0], "%s", cli.stage_why);
 }
 
@@ -1329,7 +1328,7 @@ static void cli_ours_on_system(char *out, size_t size)
 
 static void cli_deb_purge(void)
 {
-	if (getpid() != cli.main_pid || !cli.deb_mark[0] || access(cli.deb_mark, F_OK) != 0)
+	if (!uot_suite_owner() || !cli.deb_mark[0] || access(cli.deb_mark, F_OK) != 0)
 		return;
 	if (system("dpkg --purge useonce >/dev/null 2>&1") == 0)
 		unlink(cli.deb_mark);
@@ -1483,29 +1482,13 @@ END_TEST
 
 /* ---- fixtures and suites ---- */
 
-static void cli_cleanup(void)
-{
-	if (getpid() != cli.main_pid)
-		return;
-	cli_deb_purge();
-	uot_scratch_remove();
-}
-
-static void cli_on_signal(int sig)
-{
-	cli_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /* Once, in the parent: a build of our own and a default install into a DESTDIR. */
 static void cli_setup(void)
 {
 	static struct cli_out o;
 	char stage[PATH_MAX];
 
-	if (uot_scratch_create() != 0) {
-		snprintf(cli.scratch_why, sizeof(cli.scratch_why), "%s", uot_why());
+	if (!uot_need_scratch()) {
 		snprintf(cli.stage_why, sizeof(cli.stage_why), "%s", uot_why());
 		return;
 	}
@@ -1542,20 +1525,11 @@ static void cli_add(Suite *s, const char *name, const TTest *t, int timeout)
 
 int main(void)
 {
-	struct sigaction sa;
 	Suite *s;
 	SRunner *sr;
-	int failed;
 
-	cli.main_pid = getpid();
-	uot_sweep_stale();
-	atexit(cli_cleanup);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = cli_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* The test's Debian package, if still installed, is purged at the end. */
+	uot_suite_begin("cli", cli_deb_purge);
 	cli_setup();
 
 	s = suite_create("command");
@@ -1597,9 +1571,5 @@ int main(void)
 	cli_add(s, "package", test_debian, 600);
 	srunner_add_suite(sr, s);
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	cli_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_runner(sr, false);
 }

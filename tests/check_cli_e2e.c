@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 #define E2E_MIB		64
 #define E2E_SIZE	((uint64_t)E2E_MIB << 20)
@@ -44,7 +45,6 @@
 #define E2E_DROPPED_MAX	(24 * UOT_MIB)
 
 static struct {
-	char why[PATH_MAX + 64];	/* non-empty: everything skips, saying this */
 	char dir[PATH_MAX / 2];	/* the data's directory, links resolved */
 	char data[PATH_MAX];
 	char conf[PATH_MAX];
@@ -54,16 +54,7 @@ static struct {
 	char syslib[PATH_MAX];
 	char sysfile[PATH_MAX];
 	bool sys_made;
-	pid_t main_pid;
 } e;
-
-static bool skipped(const char *what)
-{
-	if (!e.why[0])
-		return false;
-	printf("cli_e2e: %s skipped: %s\n", what, e.why);
-	return true;
-}
 
 static void write_text(const char *path, const char *text, mode_t mode)
 {
@@ -107,47 +98,31 @@ static unsigned count(const char *text, const char *what)
  */
 static int run(const char *const *argv, const char *const *env)
 {
-	static char *envp[1024];
-	extern char **environ;
+	static const char *const drop[] = { "LD_PRELOAD=", "USEONCE_", "HOME=",
+					    "XDG_CONFIG_HOME=", NULL };
 	char home[PATH_MAX + 8];
+	const char *args[32], *envp[64];
+	/* Not a file: cat's output would be a write stream of its own. */
+	struct uot_cmd c = { .argv = args, .drop = drop, .env = envp, .cwd = e.dir,
+			     .out = "/dev/null", .err = e.err, .timeout_s = 120 };
+	struct uot_result r;
 	size_t n = 0;
-	int status;
-	pid_t pid;
 
+	for (n = 0; argv[n] && n < 31; n++)
+		args[n] = n || strcmp(argv[0], "useonce") ? argv[n] : uot_useonce();
+	args[n] = NULL;
+	n = 0;
 	snprintf(home, sizeof(home), "HOME=%s", e.home);
-	for (char **p = environ; *p && n < 1000; p++)
-		if (strncmp(*p, "LD_PRELOAD=", 11) && strncmp(*p, "USEONCE_", 8) &&
-		    strncmp(*p, "HOME=", 5) && strncmp(*p, "XDG_CONFIG_HOME=", 16))
-			envp[n++] = *p;
 	envp[n++] = home;
 	/* The same files are streamed again and again: no record of recent streams. */
 	envp[n++] = "USEONCE_REUSE=0";
-	for (; env && *env && n < 1020; env++)
-		envp[n++] = (char *)*env;
+	for (; env && *env && n < 63; env++)
+		envp[n++] = *env;
 	envp[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		/* Not a file: cat's output would be a write stream of its own. */
-		int out = open("/dev/null", O_WRONLY);
-		int err = open(e.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-		    dup2(err, 2) < 0 || chdir(e.dir) != 0)
-			_exit(125);
-		alarm(120);
-		if (!strcmp(argv[0], "useonce"))
-			execve(uot_useonce(), (char *const *)argv, envp);
-		else
-			execvpe(argv[0], (char *const *)argv, envp);
-		_exit(126);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s: %s", argv[0],
-		      argv[1], uot_status_str(status));
-	return status;
+	ck_assert_msg(uot_run(&c, &r) == 0, "%s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "%s %s: %s", argv[0], argv[1],
+		      uot_status_str(r.status));
+	return r.status;
 }
 
 static void make_cold(void)
@@ -229,7 +204,7 @@ START_TEST(test_stats_stderr)
 	const char *argv[] = { "useonce", "-s", "cat", e.data, NULL };
 	char text[8192], line[1024];
 
-	if (skipped("stats_stderr"))
+	if (uot_skipped("stats_stderr"))
 		return;
 	make_cold();
 	run(argv, NULL);
@@ -254,7 +229,7 @@ START_TEST(test_stats_file)
 	const char *argv_abs[] = { "useonce", abs_opt, "cat", e.data, NULL };
 	const char *argv_rel[] = { "useonce", "--stats=stats.rel", "cat", e.data, NULL };
 
-	if (skipped("stats_file"))
+	if (uot_skipped("stats_file"))
 		return;
 	uot_scratch_path(path, sizeof(path), "stats.abs");
 	unlink(path);
@@ -295,7 +270,7 @@ START_TEST(test_dryrun)
 	double mib;
 	const char *p;
 
-	if (skipped("dryrun"))
+	if (uot_skipped("dryrun"))
 		return;
 	make_cold();
 	run(argv, NULL);
@@ -334,7 +309,7 @@ START_TEST(test_config)
 {
 	char conf[PATH_MAX + 128], text[65536];
 
-	if (skipped("config"))
+	if (uot_skipped("config"))
 		return;
 	/* The control: without a config, cat's stream is dropped. */
 	traced_cat(NULL, text, sizeof(text));
@@ -388,7 +363,7 @@ START_TEST(test_precedence)
 	const char *argv_cli[] = { "useonce", "-c", e.conf, "-t", "18M", "-T", e.trace,
 				   "cat", e.data, NULL };
 
-	if (skipped("precedence"))
+	if (uot_skipped("precedence"))
 		return;
 	if (access(e.syslib, R_OK) != 0) {
 		printf("cli_e2e: precedence skipped: no %s (make tests builds it)\n", e.syslib);
@@ -416,13 +391,11 @@ END_TEST
 
 /* ---- fixtures ---- */
 
+/* The system file sits in the build directory, outside the scratch one. */
 static void cleanup(void)
 {
-	if (getpid() != e.main_pid)
-		return;
 	if (e.sysfile[0])
 		unlink(e.sysfile);
-	uot_scratch_remove();
 }
 
 static void prepare(void)
@@ -430,21 +403,15 @@ static void prepare(void)
 	char path[PATH_MAX], real[PATH_MAX];
 
 	snprintf(e.syslib, sizeof(e.syslib), "%s/test-sysconf/libuseonce.so", uot_build_dir());
-	snprintf(e.sysfile, sizeof(e.sysfile), "%s/test-etc/useonce.conf", uot_build_dir());
 	if (access(uot_useonce(), X_OK) != 0 || access(uot_library(), R_OK) != 0) {
-		snprintf(e.why, sizeof(e.why), "no %s or %s (make builds them)", uot_useonce(),
-			 uot_library());
+		uot_skip("no %s or %s (make builds them)", uot_useonce(), uot_library());
 		return;
 	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(e.why, sizeof(e.why), "%s", uot_why());
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup);
 	/* Rules match the path the kernel gives for a descriptor: links resolved. */
 	if (!realpath(uot_scratch(), real) || strlen(real) >= sizeof(e.dir)) {
-		snprintf(e.why, sizeof(e.why), "realpath %s: %s", uot_scratch(), strerror(errno));
+		uot_skip("realpath %s: %s", uot_scratch(), strerror(errno));
 		return;
 	}
 	memcpy(e.dir, real, strlen(real) + 1);
@@ -455,28 +422,26 @@ static void prepare(void)
 	snprintf(e.home, sizeof(e.home), "%s/home", e.dir);
 	snprintf(path, sizeof(path), "%s/test-etc", uot_build_dir());
 	if (mkdir(e.home, 0755) != 0 || (mkdir(path, 0755) != 0 && errno != EEXIST)) {
-		snprintf(e.why, sizeof(e.why), "mkdir: %s", strerror(errno));
+		uot_skip("mkdir: %s", strerror(errno));
 		return;
 	}
 	/* Not ours to remove if it is there already (check_config's, say). */
+	uot_sfmt(e.sysfile, sizeof(e.sysfile), "%s/useonce.conf", path);
 	if (access(e.sysfile, F_OK) == 0) {
-		snprintf(e.why, sizeof(e.why), "%s exists already", e.sysfile);
+		uot_skip("%s exists already", e.sysfile);
 		e.sysfile[0] = '\0';
 		return;
 	}
 	if (uot_make_file(e.data, E2E_SIZE, 61) != 0)
-		snprintf(e.why, sizeof(e.why), "%s", uot_why());
+		uot_skip("%s", uot_why());
 }
 
 int main(void)
 {
 	Suite *s = suite_create("cli_e2e");
-	SRunner *sr;
 	TCase *tc;
-	int failed;
 
-	e.main_pid = getpid();
-	uot_catch_signals();
+	uot_suite_begin("cli_e2e", cleanup);
 	prepare();
 	tc = tcase_create("stats");
 	tcase_add_test(tc, test_stats_stderr);
@@ -495,10 +460,5 @@ int main(void)
 	tcase_add_test(tc, test_precedence);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_run(s, false);
 }

@@ -1,9 +1,9 @@
 /*
- * Configuration: the config file parser on its own (settings, sections,
- * path rules, malformed lines), then real programs under the library:
- * precedence of the system file, the user's file and the environment,
- * [program] sections, never/always rules, statistics, dry run, and bad
- * values in every variable and every key.
+ * Settings reach the library: real programs under it, with the precedence
+ * of the system file, the user's file and the environment, [program]
+ * sections, never/always rules, statistics, dry run, and bad values in
+ * every variable and every key (one warning each, the rest applies).  The
+ * parser on its own is check_conffile's.
  *
  * The system file is tested with build/test-sysconf/libuseonce.so, built
  * (tests/tests.mk) to look for it in build/test-etc instead of /etc: the
@@ -26,420 +26,10 @@
 
 #include "testlib.h"
 #include "uot_check.h"
-#include "useonce.h"
-#include "conf.h"
-
-extern char **environ;
+#include "policy.h"
 
 /* Paths here are the scratch directory's plus a few bytes: far below PATH_MAX. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-
-/* ---- the parser on its own ---- */
-
-#define MAX_WARN 64
-
-struct warned {
-	unsigned n;
-	unsigned line[MAX_WARN];
-	char text[MAX_WARN][160];
-};
-
-static void warn_cb(void *arg, unsigned line, const char *key, const char *value, const char *why)
-{
-	struct warned *w = arg;
-
-	if (w->n < MAX_WARN) {
-		w->line[w->n] = line;
-		snprintf(w->text[w->n], sizeof(w->text[0]), "%s = %s: %s", key ? key : "-",
-			 value ? value : "-", why);
-	}
-	w->n++;
-}
-
-static bool is_rsync(void *arg, const char *name)
-{
-	return !strcmp(name, "rsync") || !strcmp(name, "/usr/bin/rsync");
-}
-
-static struct uo_rules rules;
-
-static void parse(const char *text, const char *home, struct warned *w,
-		  struct uo_settings *g, struct uo_settings *p)
-{
-	struct uo_conf_ctx ctx = { .home = home, .is_program = is_rsync, .warn = warn_cb, .arg = w };
-
-	memset(w, 0, sizeof(*w));
-	memset(g, 0, sizeof(*g));
-	memset(p, 0, sizeof(*p));
-	memset(&rules, 0, sizeof(rules));
-	uo_conf_parse(text, strlen(text), &ctx, g, p, &rules);
-}
-
-START_TEST(test_sizes)
-{
-	static const struct { const char *s; uint64_t v; } good[] = {
-		{ "0", 0 }, { "4096", 4096 }, { "8M", 8ULL << 20 }, { "8MiB", 8ULL << 20 },
-		{ "8MB", 8ULL << 20 }, { "1g", 1ULL << 30 }, { "2T", 2ULL << 40 },
-		{ "64k", 64ULL << 10 }, { "12B", 12 },
-	};
-	static const char *const bad[] = {
-		"", "-1", "abc", "8Q", "8 M", "M", "99999999999999999999999", "20000000T",
-		"1.5G", " 8M", "8M ",
-	};
-	uint64_t v;
-	size_t i;
-
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		v = 1;
-		ck_assert_msg(uo_parse_size(good[i].s, &v) == NULL, "\"%s\" refused", good[i].s);
-		ck_assert_msg(v == good[i].v, "\"%s\" read as %llu", good[i].s, (unsigned long long)v);
-	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		v = 7;
-		ck_assert_msg(uo_parse_size(bad[i], &v) != NULL, "\"%s\" accepted", bad[i]);
-		ck_assert_uint_eq(v, 7);
-	}
-	/* Settings: a folio at least, 1 PiB at most. */
-	ck_assert_ptr_nonnull(uo_parse_size_setting("1M", &v));
-	ck_assert_ptr_nonnull(uo_parse_size_setting("2P", &v));
-	ck_assert_ptr_nonnull(uo_parse_size_setting("1025T", &v));
-	ck_assert_ptr_null(uo_parse_size_setting("2M", &v));
-	ck_assert_uint_eq(v, 2ULL << 20);
-	ck_assert_ptr_null(uo_parse_size_setting("1024T", &v));
-}
-END_TEST
-
-START_TEST(test_values)
-{
-	unsigned g = 0;
-	uint32_t r = 5;
-	bool b = false;
-	int fd = 9;
-	char path[32] = "x";
-
-	ck_assert_ptr_null(uo_parse_guard("read", &g));
-	ck_assert_uint_eq(g, UO_GUARD_READ);
-	ck_assert_ptr_null(uo_parse_guard("both", &g));
-	ck_assert_uint_eq(g, UO_GUARD_READ | UO_GUARD_WRITE);
-	ck_assert_ptr_nonnull(uo_parse_guard("", &g));
-	ck_assert_ptr_nonnull(uo_parse_guard("reads", &g));
-
-	ck_assert_ptr_null(uo_parse_reuse("600", &r));
-	ck_assert_uint_eq(r, 600);
-	ck_assert_ptr_null(uo_parse_reuse("90s", &r));
-	ck_assert_uint_eq(r, 90);
-	ck_assert_ptr_null(uo_parse_reuse("10m", &r));
-	ck_assert_uint_eq(r, 600);
-	ck_assert_ptr_null(uo_parse_reuse("2h", &r));
-	ck_assert_uint_eq(r, 7200);
-	ck_assert_ptr_null(uo_parse_reuse("0", &r));
-	ck_assert_uint_eq(r, 0);
-	ck_assert_ptr_null(uo_parse_reuse("999d", &r));
-	ck_assert_uint_eq(r, UO_REUSE_MAX);
-	r = 5;
-	ck_assert_ptr_nonnull(uo_parse_reuse("", &r));
-	ck_assert_ptr_nonnull(uo_parse_reuse("-1", &r));
-	ck_assert_ptr_nonnull(uo_parse_reuse("10x", &r));
-	ck_assert_ptr_nonnull(uo_parse_reuse("10mm", &r));
-	ck_assert_ptr_nonnull(uo_parse_reuse("99999999999999", &r));
-	ck_assert_uint_eq(r, 5);
-
-	ck_assert_ptr_null(uo_parse_bool("yes", &b));
-	ck_assert(b);
-	ck_assert_ptr_null(uo_parse_bool("0", &b));
-	ck_assert(!b);
-	ck_assert_ptr_nonnull(uo_parse_bool("2", &b));
-	ck_assert_ptr_nonnull(uo_parse_bool("", &b));
-
-	ck_assert_ptr_null(uo_parse_dest("stderr", false, &fd, path, sizeof(path)));
-	ck_assert_int_eq(fd, 2);
-	ck_assert_ptr_null(uo_parse_dest("1", false, &fd, path, sizeof(path)));
-	ck_assert_int_eq(fd, 1);
-	ck_assert_ptr_null(uo_parse_dest("1", true, &fd, path, sizeof(path)));
-	ck_assert_int_eq(fd, 2);
-	ck_assert_ptr_null(uo_parse_dest("0", true, &fd, path, sizeof(path)));
-	ck_assert_int_eq(fd, -1);
-	ck_assert_ptr_null(uo_parse_dest("/tmp/x", true, &fd, path, sizeof(path)));
-	ck_assert_int_eq(fd, -1);
-	ck_assert_str_eq(path, "/tmp/x");
-	ck_assert_ptr_null(uo_parse_dest("", true, &fd, path, sizeof(path)));
-	ck_assert_str_eq(path, "");
-	ck_assert_ptr_nonnull(uo_parse_dest("rel", true, &fd, path, sizeof(path)));
-	ck_assert_ptr_nonnull(uo_parse_dest("-1", true, &fd, path, sizeof(path)));
-	ck_assert_ptr_nonnull(uo_parse_dest("99999999999", true, &fd, path, sizeof(path)));
-	ck_assert_ptr_nonnull(uo_parse_dest("/a/path/longer/than/thirty/two/bytes", true, &fd,
-					    path, sizeof(path)));
-}
-END_TEST
-
-START_TEST(test_sections)
-{
-	struct uo_settings g, p;
-	struct warned w;
-
-	parse("# a comment\n"
-	      "  threshold = 16M   # inline comment\n"
-	      "window=4MiB\n"
-	      "; another comment\n"
-	      "\n"
-	      "Guard = \"read\"\n"
-	      "[program other]\n"
-	      "threshold = 2M\n"
-	      "[ program rsync ]\n"
-	      "threshold = 8M\n"
-	      "reuse = 2h\n"
-	      "[program \"/usr/bin/rsync\"]\n"
-	      "enable = no\n"
-	      "[program postgres]\n"
-	      "window = 2M\n", NULL, &w, &g, &p);
-	ck_assert_msg(w.n == 0, "unexpected warning: %s", w.text[0]);
-	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD | UO_SET_WINDOW | UO_SET_GUARD);
-	ck_assert_uint_eq(g.threshold, 16ULL << 20);
-	ck_assert_uint_eq(g.window, 4ULL << 20);
-	ck_assert_uint_eq(g.guard, UO_GUARD_READ);
-	ck_assert_uint_eq(p.set, UO_SET_THRESHOLD | UO_SET_REUSE | UO_SET_ENABLE);
-	ck_assert_uint_eq(p.threshold, 8ULL << 20);
-	ck_assert_uint_eq(p.reuse_s, 7200);
-	ck_assert(!p.enable);
-
-	/* The program's lines win over the file's global ones. */
-	struct uo_settings all = { 0 };
-
-	uo_settings_merge(&all, &g);
-	uo_settings_merge(&all, &p);
-	ck_assert_uint_eq(all.threshold, 8ULL << 20);
-	ck_assert_uint_eq(all.window, 4ULL << 20);
-}
-END_TEST
-
-START_TEST(test_malformed)
-{
-	static const unsigned expect[] = { 2, 3, 4, 5, 8, 10, 11, 12, 14 };
-	char text[2048], longline[700];
-	struct uo_settings g, p;
-	struct warned w;
-	size_t i;
-
-	memset(longline, 'x', sizeof(longline) - 1);
-	longline[sizeof(longline) - 1] = '\0';
-	snprintf(text, sizeof(text),
-		 "threshold = 16M\n"		/* 1 */
-		 "window 8M\n"			/* 2: no '=' */
-		 "colour = blue\n"		/* 3: unknown key */
-		 "guard = sideways\n"		/* 4: bad value */
-		 "[section]\n"			/* 5: unknown section */
-		 "threshold = 4M\n"		/* 6: in it: ignored, no word */
-		 "[program rsync]\n"		/* 7 */
-		 "= 3\n"			/* 8: no key */
-		 "reuse = 2h\n"			/* 9 */
-		 "%s\n"				/* 10: too long */
-		 "never = relative/path\n"	/* 11: not absolute */
-		 "window =\n"			/* 12: empty value */
-		 "enable = no\n"		/* 13 */
-		 "[program rsync",		/* 14: no ']', and no newline at the end */
-		 longline);
-	parse(text, NULL, &w, &g, &p);
-	for (i = 0; i < w.n && i < MAX_WARN; i++)
-		printf("config: malformed: line %u: %s\n", w.line[i], w.text[i]);
-	ck_assert_uint_eq(w.n, sizeof(expect) / sizeof(expect[0]));
-	for (i = 0; i < w.n; i++)
-		ck_assert_uint_eq(w.line[i], expect[i]);
-	/* The rest still applies. */
-	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD);
-	ck_assert_uint_eq(g.threshold, 16ULL << 20);
-	ck_assert_uint_eq(p.set, UO_SET_REUSE | UO_SET_ENABLE);
-	ck_assert_uint_eq(p.reuse_s, 7200);
-	ck_assert_uint_eq(rules.n, 0);
-
-	/* A NUL byte makes its line, and only it, wrong. */
-	memset(&w, 0, sizeof(w));
-	memset(&g, 0, sizeof(g));
-	{
-		static const char bin[] = "window = 4M\nthre\0shold = 8M\nthreshold = 6M\n";
-		struct uo_conf_ctx ctx = { .warn = warn_cb, .arg = &w };
-
-		uo_conf_parse(bin, sizeof(bin) - 1, &ctx, &g, &p, &rules);
-	}
-	ck_assert_uint_eq(w.n, 1);
-	ck_assert_uint_eq(w.line[0], 2);
-	ck_assert_uint_eq(g.threshold, 6ULL << 20);
-	ck_assert_uint_eq(g.window, 4ULL << 20);
-}
-END_TEST
-
-START_TEST(test_rules)
-{
-	struct uo_settings g, p;
-	struct warned w;
-
-	parse("never = /data\n"
-	      "always = /data/media/\n"
-	      "never = /data/media/cache//\n"
-	      "always = ~/films\n"
-	      "never = ~\n"
-	      "[program rsync]\n"
-	      "always = /data\n"		/* same length as the first: the later wins */
-	      "[program other]\n"
-	      "always = /srv\n", "/home/u", &w, &g, &p);
-	ck_assert_msg(w.n == 0, "unexpected warning: %s", w.text[0]);
-	ck_assert_uint_eq(rules.n, 6);
-	ck_assert_str_eq(rules.rule[1].path, "/data/media");
-	ck_assert_str_eq(rules.rule[2].path, "/data/media/cache");
-	ck_assert_str_eq(rules.rule[3].path, "/home/u/films");
-	ck_assert_str_eq(rules.rule[4].path, "/home/u");
-	ck_assert_int_eq(uo_rules_match(&rules, "/data/x"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/data"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/database/x"), UO_RULE_NONE);
-	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/film.mkv"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/cache/f"), UO_RULE_NEVER);
-	ck_assert_int_eq(uo_rules_match(&rules, "/data/media/cachex"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/films/a"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/.cache/a"), UO_RULE_NEVER);
-	ck_assert_int_eq(uo_rules_match(&rules, "/home/user/a"), UO_RULE_NONE);
-	ck_assert_int_eq(uo_rules_match(&rules, "/srv/a"), UO_RULE_NONE);
-	ck_assert_int_eq(uo_rules_match(&rules, "relative"), UO_RULE_NONE);
-	ck_assert_int_eq(uo_rules_match(&rules, ""), UO_RULE_NONE);
-
-	/* "/" covers everything, as the shortest rule. */
-	parse("always = /\nnever = /tmp\n", NULL, &w, &g, &p);
-	ck_assert_int_eq(uo_rules_match(&rules, "/usr/x"), UO_RULE_ALWAYS);
-	ck_assert_int_eq(uo_rules_match(&rules, "/tmp/x"), UO_RULE_NEVER);
-
-	/* The kernel names files without . or ..: such rules warn and are dropped. */
-	parse("never = /a/../b\nnever = /a/.\nalways = ~/./x\nnever = /a/..b\nnever = /.x/y.\n",
-	      "/home/u", &w, &g, &p);
-	ck_assert_uint_eq(w.n, 3);
-	ck_assert_uint_eq(w.line[0], 1);
-	ck_assert_uint_eq(w.line[1], 2);
-	ck_assert_uint_eq(w.line[2], 3);
-	ck_assert_uint_eq(rules.n, 2);
-	ck_assert_str_eq(rules.rule[0].path, "/a/..b");
-	ck_assert_str_eq(rules.rule[1].path, "/.x/y.");
-
-	/* Without HOME, rules with ~ are skipped, silently (documented). */
-	parse("never = ~/.cache\nnever = /x\n", NULL, &w, &g, &p);
-	ck_assert_uint_eq(w.n, 0);
-	ck_assert_uint_eq(rules.n, 1);
-	ck_assert_str_eq(rules.rule[0].path, "/x");
-}
-END_TEST
-
-START_TEST(test_too_many_rules)
-{
-	char text[4096];
-	struct uo_settings g, p;
-	struct warned w;
-	size_t n = 0;
-	int i;
-
-	for (i = 0; i < UO_RULES_MAX + 8; i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "never = /r%d\n", i);
-	parse(text, NULL, &w, &g, &p);
-	ck_assert_uint_eq(rules.n, UO_RULES_MAX);
-	ck_assert_uint_eq(w.n, 8);
-	ck_assert_uint_eq(w.line[0], UO_RULES_MAX + 1);
-	ck_assert_int_eq(uo_rules_match(&rules, "/r31/x"), UO_RULE_NEVER);
-	ck_assert_int_eq(uo_rules_match(&rules, "/r32/x"), UO_RULE_NONE);
-}
-END_TEST
-
-/*
- * examples/useonce.conf documents the format: with its settings uncommented
- * ("#key = value" and "#[program NAME]" lines), it must parse without a
- * warning, and set what it shows.
- */
-/*
- * The settings table: every variable is found by its name, every key is
- * named in the unknown key warning, every option sets a variable, and a
- * setting parsed through the table lands in its field and merges.
- */
-START_TEST(test_table)
-{
-	struct uo_settings g, p, all;
-	struct warned w;
-	char entry[64];
-	const char *value;
-	unsigned i;
-
-	parse("no-such-key = 1\n", NULL, &w, &g, &p);
-	ck_assert_uint_eq(w.n, 1);
-	for (i = 0; i < UO_S_COUNT; i++) {
-		const struct uo_setting *row = &uo_setting_table[i];
-
-		if (row->env[0]) {
-			ck_assert_msg(!strncmp(row->env, "USEONCE_", 8), "%s", row->env);
-			snprintf(entry, sizeof(entry), "%s=v%u", row->env + 8, i);
-			ck_assert_int_eq(uo_setting_env(entry, &value), (int)i);
-			ck_assert_str_eq(value, entry + strlen(row->env + 8) + 1);
-		}
-		if (row->key[0])
-			ck_assert_msg(strstr(w.text[0], row->key), "'%s' not named in: %s",
-				      row->key, w.text[0]);
-		if (row->opt[0])
-			ck_assert_msg(row->env[0] && row->opt_short, "option --%s sets nothing",
-				      row->opt);
-	}
-	ck_assert_int_eq(uo_setting_env("THRESHOLDX=1", &value), -1);
-	ck_assert_int_eq(uo_setting_env("THRESHOLD", &value), -1);
-
-	memset(&g, 0, sizeof(g));
-	memset(&all, 0, sizeof(all));
-	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "/t", &g));
-	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_STATS], "1", &g));
-	ck_assert_ptr_null(uo_setting_parse(&uo_setting_table[UO_S_DISABLE], "yes", &g));
-	ck_assert_ptr_nonnull(uo_setting_parse(&uo_setting_table[UO_S_WINDOW], "1", &g));
-	ck_assert_str_eq(uo_setting_parse(&uo_setting_table[UO_S_TRACE], "", &g), UO_EMPTY);
-	ck_assert_uint_eq(g.set, UO_SET_TRACE | UO_SET_STATS | UO_SET_DISABLE | UO_SET_ENABLE);
-	uo_settings_merge(&all, &g);
-	ck_assert_str_eq(all.trace.path, "/t");
-	ck_assert_int_eq(all.trace.fd, -1);
-	ck_assert_int_eq(all.stats.fd, 2);
-	ck_assert(all.disabled && !all.enable);
-	ck_assert_uint_eq(all.set, g.set);
-}
-END_TEST
-
-START_TEST(test_example)
-{
-	const char *src = getenv("UO_SRCDIR");
-	static char text[65536], out[65536];
-	struct uo_settings g, p;
-	struct warned w;
-	char path[PATH_MAX];
-	size_t len, i, n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/examples/useonce.conf", src && *src ? src : ".");
-	f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "cannot read %s (set UO_SRCDIR)", path);
-	len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = '\0';
-	for (i = 0; i < len; i++) {
-		bool line_start = i == 0 || text[i - 1] == '\n';
-
-		/* "#key = ..." and "#[program": a setting shown commented out. */
-		if (line_start && text[i] == '#' &&
-		    (text[i + 1] == '[' || (text[i + 1] >= 'a' && text[i + 1] <= 'z' &&
-					     strcspn(text + i, "\n") > strcspn(text + i, "="))))
-			continue;
-		out[n++] = text[i];
-	}
-	out[n] = '\0';
-	parse(out, "/home/u", &w, &g, &p);
-	ck_assert_msg(w.n == 0, "%s: line %u: %s", path, w.line[0], w.text[0]);
-	ck_assert_uint_eq(g.set, UO_SET_THRESHOLD | UO_SET_WINDOW | UO_SET_GUARD | UO_SET_REUSE |
-				 UO_SET_ENABLE);
-	ck_assert_uint_eq(g.threshold, USEONCE_DEFAULT_THRESHOLD);
-	ck_assert_uint_eq(g.window, USEONCE_DEFAULT_WINDOW);
-	ck_assert_uint_eq(g.reuse_s, USEONCE_DEFAULT_REUSE);
-	ck_assert_uint_eq(rules.n, 2);
-	ck_assert_int_eq(uo_rules_match(&rules, "/home/u/.cache/x"), UO_RULE_NEVER);
-	ck_assert_int_eq(uo_rules_match(&rules, "/media/disk/film"), UO_RULE_ALWAYS);
-	/* rsync is our stand-in program: its section applies. */
-	ck_assert_uint_eq(p.threshold, 8ULL << 20);
-}
-END_TEST
 
 /* ---- real programs under the library ---- */
 
@@ -448,7 +38,6 @@ END_TEST
 #define BAD_MIB		40	/* bad input: a stream under the defaults */
 
 static struct {
-	char why[600];
 	char lib[PATH_MAX];
 	char etc[PATH_MAX];
 	char sysfile[PATH_MAX];
@@ -471,13 +60,6 @@ static struct {
 	const char *stdout_to;	/* NULL: out */
 	bool sys_made;
 } c;
-
-static bool skipped(const char *what)
-{
-	if (c.why[0])
-		printf("config: %s: skipped: %s\n", what, c.why);
-	return c.why[0] != '\0';
-}
 
 static void write_text(const char *path, const char *text, mode_t mode)
 {
@@ -512,18 +94,6 @@ static size_t slurp(const char *path, char *out, size_t size)
 	return n > 0 ? (size_t)n : 0;
 }
 
-static bool drop_var(const char *e)
-{
-	static const char *const names[] = { "USEONCE_", "LD_PRELOAD=", "XDG_RUNTIME_DIR=",
-					     "XDG_CONFIG_HOME=", "HOME=" };
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strncmp(e, names[i], strlen(names[i])))
-			return true;
-	return false;
-}
-
 /*
  * Runs argv with stdout to c.out and stderr to c.err, under the test
  * library (preload) or not, in a clean environment plus 'env'.  Returns
@@ -531,51 +101,23 @@ static bool drop_var(const char *e)
  */
 static int run(const char *const *argv, bool preload, const char *const *env)
 {
-	static char home_env[PATH_MAX + 8], preload_env[2 * PATH_MAX + 32];
-	const char *envp[512];
+	static const char *const drop[] = { "USEONCE_", "LD_PRELOAD=", "XDG_RUNTIME_DIR=",
+					    "XDG_CONFIG_HOME=", "HOME=", NULL };
+	static char home_env[PATH_MAX + 8];
+	const char *envp[64];
+	struct uot_cmd cmd = { .argv = argv, .preload = preload, .library = c.lib, .drop = drop,
+			       .env = envp, .out = c.stdout_to ? c.stdout_to : c.out,
+			       .err = c.err, .timeout_s = 60 };
+	struct uot_result r;
 	size_t n = 0;
-	char **e;
-	int status;
-	pid_t pid;
 
-	for (e = environ; *e && n < 480; e++)
-		if (!drop_var(*e))
-			envp[n++] = *e;
 	snprintf(home_env, sizeof(home_env), "HOME=%s", c.home);
 	envp[n++] = home_env;
-	if (preload) {
-		const char *first = getenv("UO_PRELOAD_FIRST");
-
-		/* In the sanitizer pass the sanitizer's runtime must come first. */
-		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s%s%s",
-			 first && *first ? first : "", first && *first ? ":" : "", c.lib);
-		envp[n++] = preload_env;
-	}
-	for (; env && *env && n < 510; env++)
+	for (; env && *env && n < 63; env++)
 		envp[n++] = *env;
 	envp[n] = NULL;
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(c.stdout_to ? c.stdout_to : c.out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(c.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (in < 0 || out < 0 || err < 0)
-			_exit(125);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		/* Kept across exec: a program that hangs is killed, and the case fails. */
-		alarm(60);
-		execvpe(argv[0], (char *const *)argv, (char *const *)envp);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(!WIFEXITED(status) || WEXITSTATUS(status) < 125, "%s could not run (%d)",
-		      argv[0], WEXITSTATUS(status));
-	return status;
+	ck_assert_msg(uot_run(&cmd, &r) == 0, "%s", uot_why());
+	return r.status;
 }
 
 /* Lines of c.err. */
@@ -626,7 +168,7 @@ START_TEST(test_precedence)
 	const char *env_conf[] = { conf_env, NULL };
 	const char *env_both[] = { conf_env, "USEONCE_THRESHOLD=12M", NULL };
 
-	if (skipped("precedence"))
+	if (uot_skipped("precedence"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), 0);	/* 32M by default: no stream */
@@ -666,7 +208,7 @@ START_TEST(test_programs)
 	char text[1024], cat_path[PATH_MAX];
 	FILE *w;
 
-	if (skipped("programs"))
+	if (uot_skipped("programs"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\n[program cat]\nthreshold = 6M\n"
 		  "[program dd]\nthreshold = 12M\n", NULL);
@@ -700,7 +242,7 @@ START_TEST(test_path_rules)
 	char text[4096];
 	const char *undisable[] = { "USEONCE_DISABLE=0", NULL };
 
-	if (skipped("path_rules"))
+	if (uot_skipped("path_rules"))
 		return;
 	snprintf(text, sizeof(text), "window = 2M\nthreshold = 4M\nnever = %s\n", c.dir_a);
 	set_files(text, NULL);
@@ -734,7 +276,7 @@ START_TEST(test_system_file_trust)
 {
 	char text[4096];
 
-	if (skipped("system_file_trust"))
+	if (uot_skipped("system_file_trust"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\n", NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(4));
@@ -763,7 +305,7 @@ START_TEST(test_malformed_file)
 {
 	char text[4096], expect[PATH_MAX + 16];
 
-	if (skipped("malformed_file"))
+	if (uot_skipped("malformed_file"))
 		return;
 	set_files("window = 2M\nthreshold = 4M\nthis is not a setting\nthreshold = 6M\n", NULL);
 	ck_assert_uint_eq(stream_at(c.data_a, NULL), MIB(6));
@@ -852,7 +394,7 @@ START_TEST(test_stats)
 	char line[1024];
 	int status;
 
-	if (skipped("stats"))
+	if (uot_skipped("stats"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
@@ -959,7 +501,7 @@ START_TEST(test_dryrun)
 	const char *cat[] = { "cat", c.big, NULL };
 	char line[1024], trace[65536];
 
-	if (skipped("dryrun"))
+	if (uot_skipped("dryrun"))
 		return;
 	set_files(NULL, NULL);
 	ck_assert_int_eq(uot_make_cold(c.big), 0);
@@ -1062,7 +604,7 @@ START_TEST(test_bad_env)
 	const char *argv[] = { "sha256sum", c.bad, NULL };
 	size_t i;
 
-	if (skipped("bad_env"))
+	if (uot_skipped("bad_env"))
 		return;
 	set_files(NULL, NULL);
 	ref.status = run(argv, false, NULL);
@@ -1082,7 +624,7 @@ START_TEST(test_bad_keys)
 	char text[1024];
 	size_t i;
 
-	if (skipped("bad_keys"))
+	if (uot_skipped("bad_keys"))
 		return;
 	set_files(NULL, NULL);
 	ref.status = run(argv, false, NULL);
@@ -1115,7 +657,7 @@ START_TEST(test_one_line)
 	size_t n = 0;
 	int i;
 
-	if (skipped("one_line"))
+	if (uot_skipped("one_line"))
 		return;
 	set_files(NULL, NULL);
 	write_text(c.conf, "threshold = 8x\nwindow = 4M\nwhat = 3\nguard = up\n", 0644);
@@ -1140,17 +682,17 @@ END_TEST
 
 /* ---- fixtures ---- */
 
+/* The system file sits in the build directory, outside the scratch one. */
 static void cleanup(void)
 {
 	if (c.sys_made)
 		unlink(c.sysfile);
-	uot_scratch_remove();
 }
 
 static void mkdir_p(const char *path)
 {
 	if (mkdir(path, 0755) != 0 && errno != EEXIST)
-		snprintf(c.why, sizeof(c.why), "cannot make %s: %s", path, strerror(errno));
+		uot_skip("cannot make %s: %s", path, strerror(errno));
 }
 
 static void prepare(void)
@@ -1160,16 +702,13 @@ static void prepare(void)
 	snprintf(c.lib, sizeof(c.lib), "%s/test-sysconf/libuseonce.so", uot_build_dir());
 	snprintf(c.etc, sizeof(c.etc), "%s/test-etc", uot_build_dir());
 	snprintf(c.sysfile, sizeof(c.sysfile), "%s/useonce.conf", c.etc);
+	uot_suite_begin("config", cleanup);
 	if (access(c.lib, R_OK) != 0) {
-		snprintf(c.why, sizeof(c.why), "no %s (make tests builds it)", c.lib);
+		uot_skip("no %s (make tests builds it)", c.lib);
 		return;
 	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup);
 	mkdir_p(c.etc);
 	uot_scratch_path(c.home, sizeof(c.home), "home");
 	snprintf(c.userdir, sizeof(c.userdir), "%s/.config", c.home);
@@ -1195,14 +734,14 @@ static void prepare(void)
 	uot_scratch_path(c.trace, sizeof(c.trace), "trace");
 	uot_scratch_path(c.stats, sizeof(c.stats), "stats");
 	uot_scratch_path(c.conf, sizeof(c.conf), "config-under-test");
-	if (c.why[0])
+	if (uot_skip_reason()[0])
 		return;
 	if (uot_make_file(c.data_a, MIB(DATA_MIB), 11) != 0 ||
 	    uot_make_file(c.data_b, MIB(DATA_MIB), 12) != 0 ||
 	    uot_make_file(c.data_home, MIB(DATA_MIB), 13) != 0 ||
 	    uot_make_file(c.big, MIB(BIG_MIB), 14) != 0 ||
 	    uot_make_file(c.bad, MIB(BAD_MIB), 15) != 0)
-		snprintf(c.why, sizeof(c.why), "%s", uot_why());
+		uot_skip("%s", uot_why());
 	/* A system file left by a run that died would change every case. */
 	unlink(c.sysfile);
 }
@@ -1211,17 +750,6 @@ int main(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc;
-
-	tc = tcase_create("parser");
-	tcase_add_test(tc, test_sizes);
-	tcase_add_test(tc, test_values);
-	tcase_add_test(tc, test_sections);
-	tcase_add_test(tc, test_malformed);
-	tcase_add_test(tc, test_rules);
-	tcase_add_test(tc, test_too_many_rules);
-	tcase_add_test(tc, test_table);
-	tcase_add_test(tc, test_example);
-	suite_add_tcase(s, tc);
 
 	prepare();
 	tc = tcase_create("files");

@@ -14,7 +14,7 @@
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file
  *		of a third of it touched once inside, then a stream of 4x the
  *		limit run inside; the hot file's residency after.
- *   library	nm -D exports; a library whose constructor reads first.
+ *   library	a library whose constructor reads first (exports: check_exports).
  *
  * Environment: UO_BUILD (default build), UO_SRCDIR (default .),
  * UO_E2E_STREAM_MIB (512), UO_E2E_LIMIT_MIB (256).  One line per run with
@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 /*
  * Bounds, from measurements on the project's machines (2 cores, ext4,
@@ -102,8 +103,6 @@ static const struct e2e_prog e2e_progs[] = {
  * so a failing test cannot leak them.
  */
 static struct {
-	pid_t main_pid;
-	char scratch_why[512];		/* non-empty: no scratch directory */
 	uint64_t stream_mib;
 	uint64_t limit_mib;
 	char stream[PATH_MAX];		/* footprint stream */
@@ -116,25 +115,10 @@ static struct {
 	struct uot_cgroup cg;
 } e2e;
 
+/* The cgroup is outside the scratch directory. */
 static void e2e_cleanup(void)
 {
-	if (getpid() != e2e.main_pid)
-		return;
 	uot_cgroup_remove(&e2e.cg);
-	uot_scratch_remove();
-}
-
-/*
- * Check kills the running test's process group, then hands SIGINT or
- * SIGTERM on to us.  Removing files here is not async-signal-safe, but the
- * parent is only ever waiting for a test when a signal comes; anything
- * missed is removed by the next run's uot_sweep_stale().
- */
-static void e2e_on_signal(int sig)
-{
-	e2e_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 /* ---- running one program once ---- */
@@ -371,7 +355,7 @@ static void e2e_check_digests(const struct e2e_prog *p, struct e2e_outcome o[2])
 
 static void footprint_setup(void)
 {
-	if (e2e.scratch_why[0] || e2e.stream[0] || e2e.stream_why[0])
+	if (uot_skip_reason()[0] || e2e.stream[0] || e2e.stream_why[0])
 		return;
 	uot_scratch_path(e2e.stream, sizeof(e2e.stream), "stream");
 	if (uot_make_file(e2e.stream, e2e.stream_mib * UOT_MIB, 1) != 0) {
@@ -392,12 +376,11 @@ START_TEST(test_footprint)
 	bool src = p->src == SRC_STREAM;
 	bool dst = p->dst != DST_NONE && p->dst != DST_DIGEST;
 	struct e2e_outcome o[2];
+	char what[64];
 	int m;
 
-	if (e2e.scratch_why[0]) {
-		printf("e2e: footprint %s: skipped: %s\n", p->name, e2e.scratch_why);
+	if (uot_skipped(uot_sfmt(what, sizeof(what), "footprint %s", p->name)))
 		return;
-	}
 	ck_assert_msg(!e2e.stream_why[0], "%s", e2e.stream_why);
 	if (e2e_skip_missing(p, "footprint"))
 		return;
@@ -452,8 +435,8 @@ static void hotset_setup(void)
 
 	if (e2e.hotset_ready || e2e.hotset_why[0])
 		return;
-	if (e2e.scratch_why[0]) {
-		uot_sfmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", e2e.scratch_why);
+	if (uot_skip_reason()[0]) {
+		uot_sfmt(e2e.hotset_why, sizeof(e2e.hotset_why), "%s", uot_skip_reason());
 		return;
 	}
 	if (uot_cgroup_supported() != 0) {
@@ -524,105 +507,6 @@ START_TEST(test_hotset)
 END_TEST
 
 /* ---- the library itself ---- */
-
-#define MAX_NAMES 256
-
-static int e2e_name_index(char names[][64], int n, const char *name)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(names[i], name))
-			return i;
-	return -1;
-}
-
-/*
- * Names of hooks.def's rows, read as text (the list the linker is given is
- * made from the same rows): each row starts in column 0 with "UO_HOOK(name, "
- * and then UO_TWIN(name64) or UO_ALONE.
- */
-static int e2e_hook_names(const char *path, char names[][64], int max)
-{
-	static const char row[] = "UO_HOOK(", twin[] = "UO_TWIN(";
-	char line[512];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (n + 1 < max && fgets(line, sizeof(line), f)) {
-		const char *p = line + strlen(row);
-		size_t len;
-
-		if (strncmp(line, row, strlen(row)))
-			continue;
-		len = strcspn(p, " \t,)");
-		if (!len || len >= 64)
-			continue;
-		memcpy(names[n], p, len);
-		names[n++][len] = '\0';
-		p = strchr(p, ',');
-		if (!p)
-			continue;
-		p += 1 + strspn(p + 1, " \t");
-		if (strncmp(p, twin, strlen(twin)))
-			continue;
-		p += strlen(twin);
-		len = strcspn(p, " \t,)");
-		if (len && len < 64) {
-			memcpy(names[n], p, len);
-			names[n++][len] = '\0';
-		}
-	}
-	fclose(f);
-	return n;
-}
-
-START_TEST(test_exports)
-{
-	static char hooks[MAX_NAMES][64], exported[MAX_NAMES][64];
-	static const char *const required[] = { "read", "write", "close", "copy_file_range" };
-	char def[PATH_MAX], cmd[PATH_MAX + 64], line[512];
-	int nhooks, nexp = 0, i;
-	FILE *nm;
-
-	if (system("command -v nm >/dev/null 2>&1") != 0) {
-		printf("e2e: exports: skipped: nm (binutils) is missing\n");
-		return;
-	}
-	uot_sfmt(def, sizeof(def), "%s/preload/hooks.def", uot_srcdir());
-	nhooks = e2e_hook_names(def, hooks, MAX_NAMES);
-	ck_assert_msg(nhooks > 0, "cannot read hook names from %s (set UO_SRCDIR)", def);
-
-	uot_sfmt(cmd, sizeof(cmd), "nm -D --defined-only '%s'", uot_library());
-	nm = popen(cmd, "r");
-	ck_assert_msg(nm != NULL, "cannot run %s", cmd);
-	while (nexp < MAX_NAMES && fgets(line, sizeof(line), nm)) {
-		char addr[64], type[8], name[256], *at;
-
-		if (sscanf(line, "%63s %7s %255s", addr, type, name) != 3)
-			continue;
-		at = strchr(name, '@');	/* a symbol version, if any */
-		if (at)
-			*at = '\0';
-		uot_sfmt(exported[nexp++], 64, "%s", name);
-	}
-	ck_assert_msg(pclose(nm) == 0, "%s failed", cmd);
-	printf("e2e: exports: %d names in hooks.def, %d exported\n", nhooks, nexp);
-
-	for (i = 0; i < nexp; i++)
-		ck_assert_msg(e2e_name_index(hooks, nhooks, exported[i]) >= 0,
-			      "%s exports %s, which is not a row of hooks.def", uot_library(),
-			      exported[i]);
-	for (i = 0; i < nhooks; i++)
-		ck_assert_msg(e2e_name_index(exported, nexp, hooks[i]) >= 0,
-			      "hooks.def has %s but %s does not export it", hooks[i], uot_library());
-	for (i = 0; i < (int)(sizeof(required) / sizeof(required[0])); i++)
-		ck_assert_msg(e2e_name_index(exported, nexp, required[i]) >= 0,
-			      "%s does not export %s", uot_library(), required[i]);
-}
-END_TEST
 
 static bool e2e_have(const char *prog)
 {
@@ -696,10 +580,8 @@ START_TEST(test_early_constructor)
 	char so[PATH_MAX], data[PATH_MAX], expect[96];
 	int order;
 
-	if (e2e.scratch_why[0]) {
-		printf("e2e: early_constructor: skipped: %s\n", e2e.scratch_why);
+	if (uot_skipped("early_constructor"))
 		return;
-	}
 	if (!e2e_early_so(so, sizeof(so))) {
 		printf("e2e: early_constructor: skipped: no %s/tests/early_reader.so and no cc "
 		       "to build it\n", uot_build_dir());
@@ -794,10 +676,6 @@ static Suite *library_suite(void)
 	Suite *s = suite_create("library");
 	TCase *tc;
 
-	tc = tcase_create("exports");
-	tcase_add_test(tc, test_exports);
-	suite_add_tcase(s, tc);
-
 	tc = tcase_create("early_constructor");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_early_constructor);
@@ -807,32 +685,17 @@ static Suite *library_suite(void)
 
 int main(void)
 {
-	struct sigaction sa;
 	SRunner *sr;
-	int failed;
 
-	e2e.main_pid = getpid();
 	e2e.stream_mib = uot_env_mib("check_e2e", "UO_E2E_STREAM_MIB", 512, 64);
 	e2e.limit_mib = uot_env_mib("check_e2e", "UO_E2E_LIMIT_MIB", 256, 64);
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0)
-		uot_sfmt(e2e.scratch_why, sizeof(e2e.scratch_why), "%s", uot_why());
-	atexit(e2e_cleanup);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = e2e_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	uot_suite_begin("e2e", e2e_cleanup);
+	uot_need_scratch();
 
 	sr = srunner_create(library_suite());
 	srunner_add_suite(sr, e2e_program_suite("footprint", test_footprint,
 						footprint_setup, footprint_teardown));
 	srunner_add_suite(sr, e2e_program_suite("hotset", test_hotset,
 						hotset_setup, hotset_teardown));
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	e2e_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return uot_check_runner(sr, false);
 }

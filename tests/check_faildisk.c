@@ -36,13 +36,11 @@ enum disk_kind {
 };
 
 static struct {
-	char why[256];		/* non-empty: skip, and why */
 	char small[480];	/* tmpfs holding the failing disk's image */
 	char image[512];
 	char mnt[512];
 	char loop[64];
 	bool tmpfs_up, mounted;
-	pid_t owner;
 } d;
 
 static void disk_down(void)
@@ -119,13 +117,6 @@ struct both {
 	int s0, s1;
 };
 
-static bool skipped(void)
-{
-	if (d.why[0])
-		printf("faildisk: skipped: %s\n", d.why);
-	return d.why[0] != '\0';
-}
-
 static void compare(const char *name, enum disk_kind kind, const char *const *argv, struct both *b)
 {
 	b->s0 = run_on(kind, false, argv, b->without, sizeof(b->without));
@@ -151,7 +142,7 @@ START_TEST(test_failing_disk_fsync_reports_error)
 {
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	write_fsync("write+fsync", DISK_FAILING, "120", "fsync", &b);
 	ck_assert_msg(!uot_exited_ok(b.s0), "the disk did not fail without the library: "
@@ -167,7 +158,7 @@ START_TEST(test_failing_disk_fdatasync_reports_error)
 {
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	write_fsync("write+fdatasync", DISK_FAILING, "120", "fdatasync", &b);
 	ck_assert_msg(strstr(b.without, "fdatasync -1") != NULL,
@@ -187,7 +178,7 @@ START_TEST(test_failing_disk_error_survives_close)
 {
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	write_fsync("write, close, reopen+fsync", DISK_FAILING, "120", "reopen", &b);
 	ck_assert_msg(strstr(b.without, "fsync -1") != NULL, "the error did not reach a "
@@ -206,7 +197,7 @@ START_TEST(test_failing_disk_dd_conv_fsync)
 			       "conv=fsync status=none 2>&1; echo \"dd exit $?\"", of, NULL };
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
 	compare("dd conv=fsync", DISK_FAILING, argv, &b);
@@ -222,7 +213,7 @@ START_TEST(test_full_disk_enospc)
 {
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	write_fsync("full disk", DISK_SMALL, "100", "fsync", &b);
 	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
@@ -235,7 +226,7 @@ START_TEST(test_full_disk_syncs)
 {
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	write_fsync("full disk, fdatasync", DISK_SMALL, "100", "fdatasync", &b);
 	ck_assert_msg(strstr(b.without, "ENOSPC") != NULL, "a 64 MiB filesystem took 100 MiB?");
@@ -254,7 +245,7 @@ START_TEST(test_full_disk_dd)
 			       "conv=fsync status=none 2>&1; echo \"dd exit $?\"", of, NULL };
 	struct both b;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
 	compare("dd to a full disk", DISK_SMALL, argv, &b);
@@ -263,39 +254,17 @@ START_TEST(test_full_disk_dd)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	if (getpid() != d.owner)
-		return;
-	disk_down();
-	if (d.small[0])
-		rmdir(d.small);
-	if (d.mnt[0])
-		rmdir(d.mnt);
-	uot_scratch_remove();
-}
-
 static void prepare(void)
 {
-	d.owner = getpid();
-	if (!uot_is_root()) {
-		snprintf(d.why, sizeof(d.why), "not root: cannot mount or attach loop devices");
+	/* The tmpfs and the mount point sit in the scratch directory; disk_down() empties them. */
+	uot_suite_begin("faildisk", disk_down);
+	if (!uot_need_root("cannot mount or attach loop devices") ||
+	    !uot_need_programs("losetup mkfs.ext4") || !uot_need_scratch())
 		return;
-	}
-	if (uot_sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
-		snprintf(d.why, sizeof(d.why), "losetup or mkfs.ext4 missing");
-		return;
-	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(d.why, sizeof(d.why), "%s", uot_why());
-		return;
-	}
-	atexit(cleanup_at_exit);
 	uot_scratch_path(d.small, sizeof(d.small), "small");
 	uot_scratch_path(d.mnt, sizeof(d.mnt), "mnt");
 	if (mkdir(d.small, 0700) != 0 || mkdir(d.mnt, 0700) != 0)
-		snprintf(d.why, sizeof(d.why), "mkdir in %s: %s", uot_scratch(), strerror(errno));
+		uot_skip("mkdir in %s: %s", uot_scratch(), strerror(errno));
 }
 
 int main(void)

@@ -1,8 +1,8 @@
 /*
  * The hooks, one by one, inside a process that has the library preloaded:
- * results, errno and file offsets are exactly libc's, copies cut into
- * windows add up to what the kernel would have done, streams are dropped,
- * and what is not a stream is left alone.
+ * copies cut into windows add up to what the kernel would have done (count,
+ * offsets, data), streams are dropped, and what is not a stream is left
+ * alone.  That results and errno are libc's is check_results' part.
  *
  * The program re-executes itself with LD_PRELOAD set, so every call below
  * goes through the library; the first test proves it does.
@@ -26,6 +26,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "testlib.h"
 #include "uot_check.h"
 
 #define MiB (1L << 20)
@@ -63,38 +64,15 @@ static void fill(const char *path, long size)
 /* Page cache residency of a file we own, in MiB (mincore is truthful for our files). */
 static long resident_mib(const char *path)
 {
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	unsigned char *vec;
-	long pages, i, n = 0, page = sysconf(_SC_PAGESIZE);
-	void *map;
+	int64_t n = uot_resident(path, NULL);
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	if (st.st_size == 0) {
-		close(fd);
-		return 0;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	ck_assert(map != MAP_FAILED);
-	pages = (st.st_size + page - 1) / page;
-	vec = malloc((size_t)pages);
-	ck_assert_int_eq(mincore(map, (size_t)st.st_size, vec), 0);
-	for (i = 0; i < pages; i++)
-		n += vec[i] & 1;
-	free(vec);
-	munmap(map, (size_t)st.st_size);
-	close(fd);
-	return n * page / MiB;
+	ck_assert_msg(n >= 0, "%s", uot_why());
+	return (long)(n / MiB);
 }
 
 static void make_cold(const char *path)
 {
-	int fd = open(path, O_RDONLY);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	close(fd);
+	ck_assert_msg(uot_make_cold(path) == 0, "%s", uot_why());
 }
 
 static void make_hot(const char *path)
@@ -109,9 +87,6 @@ static void make_hot(const char *path)
 	close(fd);
 }
 
-static pid_t owner;
-
-/* At exit of the main process only: Check's forked test children exit too. */
 static void make_hot_range(const char *path, long from_mib, long to_mib)
 {
 	static char buf[MiB];
@@ -126,29 +101,16 @@ static void make_hot_range(const char *path, long from_mib, long to_mib)
 	close(fd);
 }
 
-static void suite_teardown(void)
-{
-	char cmd[PATH_MAX + 16];
-
-	if (getpid() != owner)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "check_hooks: could not remove %s\n", dir);
-}
-
 static void suite_setup(void)
 {
-	const char *build = getenv("UO_BUILD");
 	struct statfs sfs;
 
-	snprintf(dir, sizeof(dir), "%s/tmp-hooks-XXXXXX", build ? build : "build");
-	if (!mkdtemp(dir)) {
-		perror(dir);
+	uot_suite_begin("hooks", NULL);
+	if (!uot_need_scratch()) {
+		fprintf(stderr, "check_hooks: %s\n", uot_skip_reason());
 		exit(EXIT_FAILURE);
 	}
-	owner = getpid();
-	atexit(suite_teardown);
+	snprintf(dir, sizeof(dir), "%s", uot_scratch());
 	droppable = statfs(dir, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC;
 	path_in(big, "big");
 	fill(big, 96 * MiB);
@@ -156,85 +118,8 @@ static void suite_setup(void)
 
 START_TEST(test_library_is_preloaded)
 {
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	bool found = false;
-
-	ck_assert_ptr_nonnull(maps);
-	while (fgets(line, sizeof(line), maps))
-		found |= strstr(line, "libuseonce.so") != NULL;
-	fclose(maps);
-	ck_assert_msg(found, "libuseonce.so is not mapped: the tests would test libc alone");
-}
-END_TEST
-
-START_TEST(test_errno_kept_on_success)
-{
-	char buf[4096], path[PATH_MAX];
-	struct iovec iov = { buf, sizeof(buf) };
-	int fd, fd2, p[2];
-	FILE *fp;
-	off64_t off = 0;
-
-	path_in(path, "errno");
-	fd = open(big, O_RDONLY);
-	fd2 = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_ge(fd2, 0);
-#define KEEPS(call) do { errno = 4242; ck_assert_int_ge((long)(call), 0); \
-			 ck_assert_msg(errno == 4242, #call " changed errno to %d", errno); } while (0)
-	KEEPS(read(fd, buf, sizeof(buf)));
-	KEEPS(pread(fd, buf, sizeof(buf), 8192));
-	KEEPS(readv(fd, &iov, 1));
-	KEEPS(preadv(fd, &iov, 1, 0));
-	KEEPS(preadv2(fd, &iov, 1, -1, 0));
-	KEEPS(write(fd2, buf, sizeof(buf)));
-	KEEPS(pwrite(fd2, buf, sizeof(buf), 0));
-	KEEPS(writev(fd2, &iov, 1));
-	KEEPS(pwritev2(fd2, &iov, 1, 0, 0));
-	KEEPS(copy_file_range(fd, &off, fd2, NULL, 3 * 8 * MiB, 0));
-	KEEPS(sendfile(fd2, fd, NULL, 4096));
-	KEEPS(dup2(fd, fd2));
-	ck_assert_int_eq(pipe(p), 0);
-	KEEPS(splice(fd, NULL, p[1], NULL, 4096, 0));
-	KEEPS(close(p[0]));
-	KEEPS(close(p[1]));
-	fp = fopen(big, "r");
-	ck_assert_ptr_nonnull(fp);
-	KEEPS(fread(buf, 1, sizeof(buf), fp));
-	KEEPS(fclose(fp));
-	/* A stdio stream without a descriptor: fileno() fails inside the hook. */
-	fp = fmemopen(buf, sizeof(buf), "r");
-	ck_assert_ptr_nonnull(fp);
-	KEEPS(fread(path, 1, 16, fp));
-	KEEPS(fclose(fp));
-	KEEPS(close(fd));
-	KEEPS(close(fd2));
-#undef KEEPS
-}
-END_TEST
-
-START_TEST(test_errors_are_libc_errors)
-{
-	char buf[16];
-	int p[2];
-	off64_t off = 0;
-
-	ck_assert_int_eq(pipe(p), 0);
-#define FAILS(call, err) do { errno = 0; ck_assert_int_eq((long)(call), -1); \
-			      ck_assert_msg(errno == (err), #call ": errno %d", errno); } while (0)
-	FAILS(read(-1, buf, sizeof(buf)), EBADF);
-	FAILS(write(-1, buf, sizeof(buf)), EBADF);
-	FAILS(pread(p[0], buf, sizeof(buf), 0), ESPIPE);
-	FAILS(pwrite(p[1], buf, sizeof(buf), 0), ESPIPE);
-	FAILS(copy_file_range(-1, NULL, p[1], NULL, 64 * MiB, 0), EBADF);
-	FAILS(copy_file_range(p[0], &off, p[1], NULL, 64 * MiB, 7), EINVAL);
-	FAILS(sendfile(p[1], -1, NULL, 64 * MiB), EBADF);
-	FAILS(close(-1), EBADF);
-	FAILS(dup2(-1, 100), EBADF);
-#undef FAILS
-	close(p[0]);
-	close(p[1]);
+	ck_assert_msg(uot_library_mapped(),
+		      "libuseonce.so is not mapped: the tests would test libc alone");
 }
 END_TEST
 
@@ -535,13 +420,11 @@ END_TEST
 static Suite *hooks_suite(void)
 {
 	Suite *s = suite_create("hooks");
-	TCase *results = tcase_create("results");
+	TCase *results = tcase_create("preloaded");
 	TCase *copies = tcase_create("copies");
 	TCase *guard = tcase_create("guard");
 
 	tcase_add_test(results, test_library_is_preloaded);
-	tcase_add_test(results, test_errno_kept_on_success);
-	tcase_add_test(results, test_errors_are_libc_errors);
 	suite_add_tcase(s, results);
 
 	tcase_set_timeout(copies, 120);
@@ -564,39 +447,13 @@ static Suite *hooks_suite(void)
 	return s;
 }
 
-/* Run again with the library preloaded; the build directory holds it. */
-static void reexec_preloaded(char **argv)
-{
-	const char *build = getenv("UO_BUILD");
-	char rel[PATH_MAX], lib[PATH_MAX];
-
-	snprintf(rel, sizeof(rel), "%s/libuseonce.so", build ? build : "build");
-	if (!realpath(rel, lib)) {
-		fprintf(stderr, "check_hooks: %s: %s\n", rel, strerror(errno));
-		exit(EXIT_FAILURE);
-	}
-	/* A sanitizer's runtime, when the library is built with one, comes first. */
-	if (getenv("UO_PRELOAD_FIRST") && *getenv("UO_PRELOAD_FIRST")) {
-		char list[2 * PATH_MAX + 1];
-
-		snprintf(list, sizeof(list), "%s:%s", getenv("UO_PRELOAD_FIRST"), lib);
-		setenv("LD_PRELOAD", list, 1);
-	} else {
-		setenv("LD_PRELOAD", lib, 1);
-	}
-	setenv(CHILD_MARK, "1", 1);
-	execv("/proc/self/exe", argv);
-	perror("check_hooks: execv");
-	exit(EXIT_FAILURE);
-}
-
 int main(int argc, char **argv)
 {
 	char copy[PATH_MAX];
 
 	(void)argc;
 	if (!getenv(CHILD_MARK))
-		reexec_preloaded(argv);
+		uot_reexec_preloaded(argv, CHILD_MARK, NULL);
 	suite_setup();
 	path_in(copy, "cfr-copy");
 	setenv("UO_HOOKS_BIG", big, 1);

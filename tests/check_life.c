@@ -38,7 +38,6 @@ extern char **environ;
 
 static struct {
 	char dir[PATH_MAX - 64];
-	pid_t owner;
 	char self[PATH_MAX];
 } L;
 
@@ -921,19 +920,6 @@ END_TEST
 
 /* ---- the program ---- */
 
-static void cleanup(void)
-{
-	if (getpid() == L.owner)
-		uot_scratch_remove();
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static Suite *life_suite(void)
 {
 	Suite *s = suite_create("life");
@@ -1003,17 +989,13 @@ int main(int argc, char **argv)
 		/* Run again inside strace by the posix_spawn test: its files are ours. */
 		snprintf(L.dir, sizeof(L.dir), "%s", dir);
 	} else {
-		uot_sweep_stale();
-		if (uot_scratch_create() != 0) {
-			fprintf(stderr, "check_life: %s\n", uot_why());
+		uot_suite_begin("life", NULL);
+		if (!uot_need_scratch()) {
+			fprintf(stderr, "check_life: %s\n", uot_skip_reason());
 			return EXIT_FAILURE;
 		}
 		snprintf(L.dir, sizeof(L.dir), "%s", uot_scratch());
 		setenv("UO_LIFE_DIR", L.dir, 1);
-		L.owner = getpid();
-		atexit(cleanup);
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
 	}
 	return uot_check_run(life_suite(), false);
 }

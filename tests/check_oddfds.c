@@ -89,8 +89,6 @@ static const struct odd_scenario odd_scenarios[] = {
 
 /* What a scenario set up, undone by odd_undo() whatever happened. */
 static struct {
-	pid_t main_pid;
-	char scratch_why[512];
 	char tmpfs_dir[PATH_MAX];	/* ours, on /dev/shm */
 	char fuse_src[PATH_MAX];
 	char fuse_mnt[PATH_MAX];
@@ -132,7 +130,7 @@ static void odd_rm_dir(const char *path)
 
 static void odd_undo(void)
 {
-	if (getpid() != odd.main_pid)
+	if (!uot_suite_owner())
 		return;
 	if (odd.fuse_mounted) {
 		/* Lazily if busy: the mount must not outlive us. */
@@ -152,21 +150,6 @@ static void odd_undo(void)
 		unlink(odd.image);
 		odd.image[0] = '\0';
 	}
-}
-
-static void odd_cleanup(void)
-{
-	if (getpid() != odd.main_pid)
-		return;
-	odd_undo();
-	uot_scratch_remove();
-}
-
-static void odd_on_signal(int sig)
-{
-	odd_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 /*
@@ -324,10 +307,8 @@ START_TEST(test_scenario)
 	struct uot_result r[2];
 	int with, i;
 
-	if (odd.scratch_why[0]) {
-		printf("oddfds: %s: skipped: %s\n", sc->name, odd.scratch_why);
+	if (uot_skipped(sc->name))
 		return;
-	}
 	why = odd_prepare(sc, base, sizeof(base));
 	if (why) {
 		printf("oddfds: %s: skipped: %s\n", sc->name, why);
@@ -476,24 +457,11 @@ static void odd_sweep_stale(void)
 
 int main(void)
 {
-	struct sigaction sa;
-	int ret;
-
-	odd.main_pid = getpid();
+	/* Mounts and loop devices first: the scratch directories they sit in go next. */
 	if (uot_is_root())
 		odd_sweep_stale();
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0)
-		uot_sfmt(odd.scratch_why, sizeof(odd.scratch_why), "%s", uot_why());
-	atexit(odd_cleanup);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = odd_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	uot_suite_begin("oddfds", odd_undo);
+	uot_need_scratch();
 	/* In one process: the teardown that unmounts and detaches runs even after a failure. */
-	ret = uot_check_run(odd_suite(), true);
-	odd_cleanup();
-	return ret;
+	return uot_check_run(odd_suite(), true);
 }

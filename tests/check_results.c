@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -1642,19 +1643,88 @@ START_TEST(test_opens_in_tree_mode)
 }
 END_TEST
 
-static pid_t owner;
-
-static void cleanup(void)
+/*
+ * errno, as the program sees it around hooked calls: left alone by every
+ * call that succeeds (also one the guard acts on), and libc's own on the
+ * usual errors: the same promise as test_results, said in the terms a
+ * program's author uses.
+ */
+START_TEST(test_errno_kept_on_success)
 {
-	if (getpid() == owner)
-		uot_scratch_remove();
+	char buf[4096], path[PATH_MAX];
+	struct iovec iov = { buf, sizeof(buf) };
+	int fd, fd2, p[2];
+	FILE *fp;
+	off64_t off = 0;
+
+	uot_sfmt(path, sizeof(path), "%s/errno", dir);
+	fd = open(big_path, O_RDONLY);
+	fd2 = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(fd2, 0);
+#define KEEPS(call) do { errno = 4242; ck_assert_int_ge((long)(call), 0); \
+			 ck_assert_msg(errno == 4242, #call " changed errno to %d", errno); } while (0)
+	KEEPS(read(fd, buf, sizeof(buf)));
+	KEEPS(pread(fd, buf, sizeof(buf), 8192));
+	KEEPS(readv(fd, &iov, 1));
+	KEEPS(preadv(fd, &iov, 1, 0));
+	KEEPS(preadv2(fd, &iov, 1, -1, 0));
+	KEEPS(write(fd2, buf, sizeof(buf)));
+	KEEPS(pwrite(fd2, buf, sizeof(buf), 0));
+	KEEPS(writev(fd2, &iov, 1));
+	KEEPS(pwritev2(fd2, &iov, 1, 0, 0));
+	KEEPS(copy_file_range(fd, &off, fd2, NULL, 3 * 8 * (long)UOT_MIB, 0));
+	KEEPS(sendfile(fd2, fd, NULL, 4096));
+	KEEPS(dup2(fd, fd2));
+	ck_assert_int_eq(pipe(p), 0);
+	KEEPS(splice(fd, NULL, p[1], NULL, 4096, 0));
+	KEEPS(close(p[0]));
+	KEEPS(close(p[1]));
+	fp = fopen(big_path, "r");
+	ck_assert_ptr_nonnull(fp);
+	KEEPS(fread(buf, 1, sizeof(buf), fp));
+	KEEPS(fclose(fp));
+	/* A stdio stream without a descriptor: fileno() fails inside the hook. */
+	fp = fmemopen(buf, sizeof(buf), "r");
+	ck_assert_ptr_nonnull(fp);
+	KEEPS(fread(path, 1, 16, fp));
+	KEEPS(fclose(fp));
+	KEEPS(close(fd));
+	KEEPS(close(fd2));
+#undef KEEPS
 }
+END_TEST
+
+START_TEST(test_errors_are_libc_errors)
+{
+	char buf[16];
+	int p[2];
+	off64_t off = 0;
+
+	ck_assert_int_eq(pipe(p), 0);
+#define FAILS(call, err) do { errno = 0; ck_assert_int_eq((long)(call), -1); \
+			      ck_assert_msg(errno == (err), #call ": errno %d", errno); } while (0)
+	FAILS(read(-1, buf, sizeof(buf)), EBADF);
+	FAILS(write(-1, buf, sizeof(buf)), EBADF);
+	FAILS(pread(p[0], buf, sizeof(buf), 0), ESPIPE);
+	FAILS(pwrite(p[1], buf, sizeof(buf), 0), ESPIPE);
+	FAILS(copy_file_range(-1, NULL, p[1], NULL, 64 * (long)UOT_MIB, 0), EBADF);
+	FAILS(copy_file_range(p[0], &off, p[1], NULL, 64 * (long)UOT_MIB, 7), EINVAL);
+	FAILS(sendfile(p[1], -1, NULL, 64 * (long)UOT_MIB), EBADF);
+	FAILS(close(-1), EBADF);
+	FAILS(dup2(-1, 100), EBADF);
+#undef FAILS
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
 
 static Suite *results_suite(void)
 {
 	Suite *s = suite_create("results");
 	TCase *tc = tcase_create("hooks");
 	TCase *st = tcase_create("streams");
+	TCase *er = tcase_create("errno");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_every_hook_has_scenarios);
@@ -1662,6 +1732,9 @@ static Suite *results_suite(void)
 	tcase_add_loop_test(tc, test_results, 0, (int)N_HOOKS);
 	tcase_add_test(tc, test_opens_in_tree_mode);
 	suite_add_tcase(s, tc);
+	tcase_add_test(er, test_errno_kept_on_success);
+	tcase_add_test(er, test_errors_are_libc_errors);
+	suite_add_tcase(s, er);
 	tcase_set_timeout(st, 120);
 	tcase_add_loop_test(st, test_streams, 0, (int)N_HOOKS);
 	tcase_add_test(st, test_uncached_streams);
@@ -1672,6 +1745,8 @@ static Suite *results_suite(void)
 /* Run again with the library preloaded, a small window, and a trace to read back. */
 static void reexec_preloaded(char **argv)
 {
+	static const char *const env[] = { "USEONCE_THRESHOLD=2M", "USEONCE_WINDOW=2M",
+					   "USEONCE_REUSE=0", "USEONCE_TRACE=200", NULL };
 	int fd;
 
 	if (uot_scratch_create() != 0) {
@@ -1685,15 +1760,7 @@ static void reexec_preloaded(char **argv)
 		exit(EXIT_FAILURE);
 	}
 	close(fd);
-	setenv("LD_PRELOAD", uot_preload(), 1);
-	setenv("USEONCE_THRESHOLD", "2M", 1);
-	setenv("USEONCE_WINDOW", "2M", 1);
-	setenv("USEONCE_REUSE", "0", 1);
-	setenv("USEONCE_TRACE", "200", 1);
-	setenv(CHILD_MARK, "1", 1);
-	execv("/proc/self/exe", argv);
-	perror("check_results: execv");
-	exit(EXIT_FAILURE);
+	uot_reexec_preloaded(argv, CHILD_MARK, env);
 }
 
 int main(int argc, char **argv)
@@ -1703,18 +1770,17 @@ int main(int argc, char **argv)
 	int ret;
 
 	(void)argc;
-	if (!getenv(CHILD_MARK)) {
-		uot_sweep_stale();
+	if (!getenv(CHILD_MARK))
 		reexec_preloaded(argv);
-	}
+	uot_suite_begin("results", NULL);
 	libc_handle = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
 	if (!libc_handle) {
 		fprintf(stderr, "check_results: no libc handle (%s)\n", dlerror());
 		return EXIT_FAILURE;
 	}
 	/* The same process (exec keeps the pid), so the same scratch directory: ours to remove. */
-	if (uot_scratch_create() != 0) {
-		fprintf(stderr, "check_results: %s\n", uot_why());
+	if (!uot_need_scratch()) {
+		fprintf(stderr, "check_results: %s\n", uot_skip_reason());
 		return EXIT_FAILURE;
 	}
 	snprintf(dir, sizeof(dir), "%s", uot_scratch());
@@ -1735,8 +1801,6 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	owner = getpid();
-	atexit(cleanup);
 	ret = uot_check_run(results_suite(), false);
 	return ret;
 }

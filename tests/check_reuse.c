@@ -25,7 +25,6 @@
 #define KEPT_MIN	(FILE_MIB * UOT_MIB * 95 / 100)
 
 static struct {
-	char why[256];
 	char file[512];
 	char run[512];		/* the user's runtime directory, for the record */
 	char record[600];
@@ -52,16 +51,9 @@ static uint64_t stream(const char *reuse_s, bool with_record)
 	return (uint64_t)resident;
 }
 
-static bool skipped(void)
-{
-	if (r.why[0])
-		printf("reuse: skipped: %s\n", r.why);
-	return r.why[0] != '\0';
-}
-
 static void fresh(void)
 {
-	if (r.why[0])
+	if (uot_skip_reason()[0])
 		return;
 	unlink(r.record);
 	unlink(r.trace);
@@ -72,7 +64,7 @@ START_TEST(test_second_stream_left_cached)
 {
 	uint64_t first, second;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	first = stream("600", true);
@@ -90,7 +82,7 @@ START_TEST(test_too_late_is_a_new_stream)
 {
 	struct timespec nap = { 2, 200000000 };
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	ck_assert_uint_le(stream("1", true), DROPPED_MAX);
@@ -103,7 +95,7 @@ START_TEST(test_changed_file_is_a_new_stream)
 {
 	struct timespec later[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	ck_assert_uint_le(stream("600", true), DROPPED_MAX);
@@ -117,7 +109,7 @@ END_TEST
 
 START_TEST(test_no_runtime_dir_no_record)
 {
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	ck_assert_uint_le(stream("600", false), DROPPED_MAX);
@@ -128,7 +120,7 @@ END_TEST
 
 START_TEST(test_reuse_zero_turns_it_off)
 {
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	ck_assert_uint_le(stream("0", true), DROPPED_MAX);
@@ -146,7 +138,7 @@ START_TEST(test_damaged_record)
 	char target[620];
 	int fd;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	fresh();
 	snprintf(target, sizeof(target), "%s/elsewhere", r.run);
@@ -184,22 +176,12 @@ START_TEST(test_damaged_record)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	unlink(r.record);
-	rmdir(r.record);
-	unlink(r.trace);
-	uot_scratch_remove();
-}
-
 static void prepare(void)
 {
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(r.why, sizeof(r.why), "%s", uot_why());
+	/* The record and the trace sit in the scratch directory. */
+	uot_suite_begin("reuse", NULL);
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup_at_exit);
 	uot_scratch_path(r.file, sizeof(r.file), "stream");
 	uot_scratch_path(r.run, sizeof(r.run), "run");
 	snprintf(r.record, sizeof(r.record), "%s/useonce-streams", r.run);
@@ -207,7 +189,7 @@ static void prepare(void)
 	uot_scratch_path(r.trace, sizeof(r.trace), "trace");
 	snprintf(r.trace_env, sizeof(r.trace_env), "USEONCE_TRACE=%s", r.trace);
 	if (mkdir(r.run, 0700) != 0 || uot_make_file(r.file, (uint64_t)FILE_MIB << 20, 5) != 0)
-		snprintf(r.why, sizeof(r.why), "cannot make the files: %s", strerror(errno));
+		uot_skip("cannot make the files: %s", strerror(errno));
 }
 
 int main(void)

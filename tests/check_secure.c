@@ -23,7 +23,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -46,15 +45,12 @@
 #define GUARDED_MAX_MIB	16
 
 static struct {
-	char why[1024];		/* skip, and why */
 	char top[400];		/* everything of ours: library, probes, overlay, output */
-	bool top_ours;		/* made outside the scratch directory: removed by us */
 	char stream[480];
 	char trace[480];
 	char record[480];
 	char fnv[64];		/* "read N fnv X" the probe must print */
 	bool droppable;		/* the stream's filesystem has a page cache to drop */
-	pid_t owner;
 } s;
 
 struct run {
@@ -125,19 +121,12 @@ static void run_probe(const char *probe, const char *extra, struct run *r)
 		      probe, r->out);
 }
 
-static bool skipped(void)
-{
-	if (s.why[0])
-		printf("secure: skipped: %s\n", s.why);
-	return s.why[0] != '\0';
-}
-
 /* _i 0: USEONCE_TRACE and XDG_RUNTIME_DIR; 1: and USEONCE_DISABLE=1. */
 START_TEST(test_setuid_ignores_environment)
 {
 	struct run r;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	run_probe("probe-setuid", _i ? "USEONCE_DISABLE=1" : "", &r);
 	ck_assert_msg(strstr(r.out, "secure 1"), "the loader did not run the probe in secure "
@@ -159,7 +148,7 @@ START_TEST(test_control_obeys_environment)
 {
 	struct run r;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	run_probe("probe-plain", "", &r);
 	ck_assert_msg(strstr(r.out, "secure 0") && strstr(r.out, "preloaded 1"),
@@ -195,7 +184,7 @@ START_TEST(test_setuid_ignores_user_config)
 	char conf[600], stats[600], extra[1400];
 	struct run r;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	snprintf(conf, sizeof(conf), "%s/out/user.conf", s.top);
 	snprintf(stats, sizeof(stats), "%s/out/stats", s.top);
@@ -254,7 +243,7 @@ START_TEST(test_setuid_reads_system_config)
 	char conf[600];
 	struct run r;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	snprintf(conf, sizeof(conf), "%s/etc/useonce.conf", s.top);
 	write_conf(conf, "enable = no\n");
@@ -269,50 +258,6 @@ START_TEST(test_setuid_reads_system_config)
 END_TEST
 
 /* Every directory above 'path' must let others through, or nobody cannot run the probe. */
-static bool reachable_by_others(const char *path)
-{
-	char p[512], *slash;
-	struct stat st;
-
-	snprintf(p, sizeof(p), "%s", path);
-	while ((slash = strrchr(p, '/')) && slash != p) {
-		*slash = '\0';
-		if (stat(p, &st) != 0 || !(st.st_mode & S_IXOTH))
-			return false;
-	}
-	return true;
-}
-
-static void cleanup_at_exit(void)
-{
-	if (getpid() != s.owner)
-		return;
-	if (s.top_ours && s.top[0])
-		uot_sh("rm -rf '%s'", s.top);
-	uot_scratch_remove();
-}
-
-/* Our directories in /var/tmp left by runs that died before their cleanup. */
-static void sweep_var_tmp(void)
-{
-	DIR *d = opendir("/var/tmp");
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(e->d_name, UOT_PREFIX, strlen(UOT_PREFIX)) != 0)
-			continue;
-		pid = strtol(e->d_name + strlen(UOT_PREFIX), &end, 10);
-		if (pid > 0 && !*end && pid != getpid() && kill((pid_t)pid, 0) != 0 &&
-		    errno == ESRCH)
-			uot_sh("rm -rf '/var/tmp/%s'", e->d_name);
-	}
-	if (d)
-		closedir(d);
-}
-
 static int install(const char *from, const char *to, mode_t mode)
 {
 	return uot_sh("cp '%s' '%s/%s' && chown 0:0 '%s/%s' && chmod %o '%s/%s'", from, s.top, to,
@@ -326,39 +271,23 @@ static void prepare(void)
 	struct statfs sfs;
 	FILE *f;
 
-	s.owner = getpid();
-	if (!uot_is_root()) {
-		snprintf(s.why, sizeof(s.why), "not root: cannot make a setuid program or mount");
+	uot_suite_begin("secure", NULL);
+	if (!uot_need_root("cannot make a setuid program or mount") ||
+	    !uot_need_programs("unshare setpriv"))
 		return;
-	}
-	if (uot_sh("command -v unshare >/dev/null && command -v setpriv >/dev/null") != 0) {
-		snprintf(s.why, sizeof(s.why), "unshare or setpriv missing");
-		return;
-	}
 	if (uot_sh("grep -qw overlay /proc/filesystems") != 0) {
-		snprintf(s.why, sizeof(s.why), "no overlayfs to lay ld.so.preload over /etc");
+		uot_skip("no overlayfs to lay ld.so.preload over /etc");
 		return;
 	}
-	uot_sweep_stale();
-	sweep_var_tmp();
-	if (uot_scratch_create() != 0) {
-		snprintf(s.why, sizeof(s.why), "%s", uot_why());
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup_at_exit);
-	/* nobody must reach the probe: the build directory may sit in root's home. */
-	if (reachable_by_others(uot_scratch())) {
-		uot_scratch_path(s.top, sizeof(s.top), "secure");
-	} else {
-		snprintf(s.top, sizeof(s.top), "/var/tmp/" UOT_PREFIX "%d", (int)getpid());
-		s.top_ours = true;
-	}
-	if (mkdir(s.top, 0755) != 0 || chmod(s.top, 0755) != 0) {
-		snprintf(s.why, sizeof(s.why), "mkdir %s: %s", s.top, strerror(errno));
+	/* nobody must reach the probe. */
+	if (!uot_public_dir(s.top, sizeof(s.top), "secure")) {
+		uot_skip("%s", uot_why());
 		return;
 	}
 	if (statvfs(s.top, &sv) != 0 || (sv.f_flag & ST_NOSUID)) {
-		snprintf(s.why, sizeof(s.why), "%s is mounted nosuid", s.top);
+		uot_skip("%s is mounted nosuid", s.top);
 		return;
 	}
 	s.droppable = statfs(s.top, &sfs) == 0 && sfs.f_type != TMPFS_MAGIC;
@@ -367,13 +296,13 @@ static void prepare(void)
 	    install(probe, "probe-setuid", 04755) != 0 || install(probe, "probe-plain", 0755) != 0 ||
 	    uot_sh("mkdir -p '%s/etc' '%s/out/run' && chown %d:%d '%s/out' '%s/out/run' && "
 	       "chmod 0700 '%s/out/run'", s.top, s.top, NOBODY, NOBODY, s.top, s.top, s.top) != 0) {
-		snprintf(s.why, sizeof(s.why), "cannot install the probes in %s", s.top);
+		uot_skip("cannot install the probes in %s", s.top);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/etc/ld.so.preload", s.top);
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "%s/libuseonce.so\n", s.top) < 0 || fclose(f) != 0) {
-		snprintf(s.why, sizeof(s.why), "cannot write %s", path);
+		uot_skip("cannot write %s", path);
 		return;
 	}
 	snprintf(s.stream, sizeof(s.stream), "%s/stream", s.top);
@@ -381,7 +310,7 @@ static void prepare(void)
 	snprintf(s.record, sizeof(s.record), "%s/out/run/useonce-streams", s.top);
 	if (uot_make_file(s.stream, STREAM_MIB * UOT_MIB, 11) != 0 ||
 	    chown(s.stream, NOBODY, NOBODY) != 0) {
-		snprintf(s.why, sizeof(s.why), "%s", uot_why());
+		uot_skip("%s", uot_why());
 		return;
 	}
 	/* What the probe must print when it reads the file whole. */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "uot_check.h"
 
 #define TEST_TIMEOUT	300
 #define MAX_STEPS	32
@@ -59,25 +60,10 @@ static const char *const session_programs[] = {
 static const char *const cc_programs[] = { "cc1", "as", "ld", "collect2" };
 
 static struct {
-	pid_t main_pid;
 	char why[600];		/* non-empty: the reference run is missing, and why */
-	bool skip;		/* ... because there is no scratch directory: skip */
 	char ref[PATH_MAX];	/* the reference run's directory */
 	double ref_secs;
 } sess;
-
-static void sess_cleanup(void)
-{
-	if (getpid() == sess.main_pid)
-		uot_scratch_remove();
-}
-
-static void sess_on_signal(int sig)
-{
-	sess_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 /* ---- running the battery ---- */
 
@@ -343,14 +329,11 @@ static void sess_reference(void)
 	static const char *const env[] = { NULL };
 	char why[sizeof(sess.why)];
 
-	if (getpid() != sess.main_pid || sess.ref[0] || sess.why[0])
+	if (!uot_suite_owner() || sess.ref[0] || sess.why[0] || uot_skip_reason()[0])
 		return;
-	if (uot_scratch_create() != 0) {
-		/* A build directory on tmpfs: nothing would become a stream there. */
-		uot_sfmt(sess.why, sizeof(sess.why), "no scratch directory: %s", uot_why());
-		sess.skip = true;
+	/* A build directory on tmpfs: nothing would become a stream there, so skip. */
+	if (!uot_need_scratch())
 		return;
-	}
 	if (sess_battery("without", false, env, sess.ref, sizeof(sess.ref), &sess.ref_secs, why,
 			 sizeof(why)) != 0) {
 		uot_sfmt(sess.why, sizeof(sess.why), "%s", why);
@@ -372,10 +355,8 @@ static void sess_check_run(const char *name, const char *const *env, unsigned mi
 	double secs;
 	int i;
 
-	if (sess.skip) {
-		printf("session: %s: skipped: %s\n", name, sess.why);
+	if (uot_skipped(name))
 		return;
-	}
 	ck_assert_msg(!sess.why[0], "no reference run: %s", sess.why);
 	ck_assert_msg(sess_read_steps(sess.ref, &ref) == 0 && ref.n > 0,
 		      "the reference run left no log/status in %s", sess.ref);
@@ -605,24 +586,6 @@ static Suite *session_suite(void)
 
 int main(void)
 {
-	struct sigaction sa;
-	SRunner *sr;
-	int failed;
-
-	sess.main_pid = getpid();
-	uot_sweep_stale();
-	atexit(sess_cleanup);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sess_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
-	sr = srunner_create(session_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	sess_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	uot_suite_begin("session", NULL);
+	return uot_check_run(session_suite(), false);
 }

@@ -64,7 +64,6 @@ static struct {
 	_Atomic unsigned *cursor_hits;	/* per 64 KiB of the shared-cursor file */
 	_Atomic int readers_left;	/* swapped readers still working */
 	struct worker w[NTHREADS];
-	pid_t owner;
 } T;
 
 /* Seeds of the files: each file's words differ from every other file's. */
@@ -632,19 +631,6 @@ START_TEST(test_64_threads)
 }
 END_TEST
 
-static void cleanup(void)
-{
-	if (getpid() == T.owner)
-		uot_scratch_remove();
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const env[] = { THRESHOLD, WINDOW, NULL };
@@ -661,16 +647,12 @@ int main(int argc, char **argv)
 	mib = uot_env_mib("check_threads", "UO_THREADS_MIB", tsan ? 8 : 16, 8);
 	T.size = mib * MiB;
 	T.rounds = tsan ? 12 : 40;
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		fprintf(stderr, "check_threads: %s\n", uot_why());
+	uot_suite_begin("threads", NULL);
+	if (!uot_need_scratch()) {
+		fprintf(stderr, "check_threads: %s\n", uot_skip_reason());
 		return EXIT_FAILURE;
 	}
 	snprintf(T.dir, sizeof(T.dir), "%s", uot_scratch());
-	T.owner = getpid();
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 
 	s = suite_create("threads");
 	tc = tcase_create("preloaded");

@@ -28,7 +28,6 @@
 #define EARLY_MAX	(UO_TREE_FILES + 8)
 
 static struct {
-	char why[600];
 	char dir[512];
 	char archive[512];
 } t;
@@ -85,8 +84,7 @@ START_TEST(test_tree_stream)
 	int cached[2], m;
 	bool hot_whole[2];
 
-	if (t.why[0]) {
-		printf("tree: skipped: %s\n", t.why);
+	if (uot_skipped(NULL)) {
 		return;
 	}
 	for (m = 0; m < 2; m++) {
@@ -109,32 +107,24 @@ START_TEST(test_tree_stream)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	uot_scratch_remove();
-}
-
 static void prepare(void)
 {
 	char path[600];
 	int i;
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(t.why, sizeof(t.why), "%s", uot_why());
+	uot_suite_begin("tree", NULL);
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup_at_exit);
 	uot_scratch_path(t.dir, sizeof(t.dir), "tree");
 	uot_scratch_path(t.archive, sizeof(t.archive), "tree.tar");
 	if (mkdir(t.dir, 0755) != 0) {
-		snprintf(t.why, sizeof(t.why), "mkdir %s: %s", t.dir, strerror(errno));
+		uot_skip("mkdir %s: %s", t.dir, strerror(errno));
 		return;
 	}
 	for (i = 0; i < FILES; i++) {
 		file_path(path, sizeof(path), i);
 		if (uot_make_file(path, (uint64_t)FILE_KIB << 10, (uint32_t)i) != 0) {
-			snprintf(t.why, sizeof(t.why), "cannot make the tree: %s", uot_why());
+			uot_skip("cannot make the tree: %s", uot_why());
 			return;
 		}
 	}

@@ -35,14 +35,12 @@ enum state { ALL_CACHED, MIDDLE_CACHED, COLD };
 static const char *const state_name[] = { "cached", "middle third cached", "cold" };
 
 static struct {
-	char why[256];		/* skip, and why */
 	char no_dontcache[128];	/* the kernel cannot read uncached here: cold cases skip */
 	char dir[256];
 	char file[300];
 	char lib[300];
 	char out[300];		/* what the program printed */
 	char digest[300];	/* sha256sum of the file, made without the library */
-	pid_t owner;
 } u;
 
 /* MiB of [from, to) MiB of the file resident (a MiB counts if its first and last page are). */
@@ -137,10 +135,8 @@ START_TEST(test_blind_stream)
 	const char *prog = _i % 2 ? "dd" : "cat";
 	long head, middle, tail, before_middle, before_rest;
 
-	if (u.why[0]) {
-		printf("unprivileged: skipped: %s\n", u.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	if (state != ALL_CACHED && u.no_dontcache[0]) {
 		printf("unprivileged: %s %s: skipped: %s\n", prog, state_name[state], u.no_dontcache);
 		return;
@@ -179,8 +175,10 @@ START_TEST(test_without_library_stream_stays)
 {
 	long all;
 
-	if (u.why[0] || u.no_dontcache[0]) {
-		printf("unprivileged: skipped: %s\n", u.why[0] ? u.why : u.no_dontcache);
+	if (uot_skipped(NULL))
+		return;
+	if (u.no_dontcache[0]) {
+		printf("unprivileged: skipped: %s\n", u.no_dontcache);
 		return;
 	}
 	ck_assert_int_eq(uot_make_cold(u.file), 0);
@@ -192,18 +190,6 @@ START_TEST(test_without_library_stream_stays)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	if (getpid() != u.owner || !u.dir[0])
-		return;
-	unlink(u.file);
-	unlink(u.lib);
-	unlink(u.out);
-	unlink(u.digest);
-	rmdir(u.dir);
-}
-
-/* Can this kernel and filesystem read this file uncached? */
 static void probe_dontcache(void)
 {
 	char buf[4096];
@@ -224,25 +210,23 @@ static void prepare(void)
 	char buf[65536];
 	ssize_t n;
 
-	u.owner = getpid();
-	if (!uot_is_root()) {
-		snprintf(u.why, sizeof(u.why), "not root: cannot make root's file and become nobody");
+	uot_suite_begin("unprivileged", NULL);
+	if (!uot_need_root("cannot make root's file and become nobody") ||
+	    !uot_need_programs("setpriv"))
+		return;
+	if (uot_sh("id nobody >/dev/null 2>&1") != 0) {
+		uot_skip("user nobody missing");
 		return;
 	}
-	if (system("command -v setpriv >/dev/null && id nobody >/dev/null 2>&1") != 0) {
-		snprintf(u.why, sizeof(u.why), "setpriv or user nobody missing");
+	/* nobody must reach the file and the library. */
+	if (!uot_need_scratch())
+		return;
+	if (!uot_public_dir(u.dir, sizeof(u.dir), "priv")) {
+		uot_skip("%s", uot_why());
 		return;
 	}
-	/* Outside the build tree, which nobody may not be able to enter. */
-	snprintf(u.dir, sizeof(u.dir), "/var/tmp/" UOT_PREFIX "priv-XXXXXX");
-	if (!mkdtemp(u.dir) || chmod(u.dir, 0755) != 0) {
-		snprintf(u.why, sizeof(u.why), "mkdtemp in /var/tmp: %s", strerror(errno));
-		u.dir[0] = '\0';
-		return;
-	}
-	atexit(cleanup_at_exit);
 	if (statfs(u.dir, &sfs) != 0 || sfs.f_type == TMPFS_MAGIC) {
-		snprintf(u.why, sizeof(u.why), "/var/tmp is on tmpfs: no page cache to guard");
+		uot_skip("%s is on tmpfs: no page cache to guard", u.dir);
 		return;
 	}
 	snprintf(u.file, sizeof(u.file), "%s/roots-file", u.dir);
@@ -258,7 +242,7 @@ static void prepare(void)
 		close(in);
 	if (out < 0 || close(out) != 0 ||
 	    uot_make_file(u.file, (uint64_t)FILE_MIB << 20, 7) != 0 || chmod(u.file, 0644) != 0) {
-		snprintf(u.why, sizeof(u.why), "cannot make the files: %s", uot_why());
+		uot_skip("cannot make the files: %s", uot_why());
 		return;
 	}
 	{
@@ -267,7 +251,7 @@ static void prepare(void)
 		struct uot_result r;
 
 		if (uot_run(&c, &r) != 0 || !uot_exited_ok(r.status)) {
-			snprintf(u.why, sizeof(u.why), "sha256sum failed: %s", uot_why());
+			uot_skip("sha256sum failed: %s", uot_why());
 			return;
 		}
 	}

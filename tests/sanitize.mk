@@ -22,16 +22,17 @@ ASAN_RUNTIME  = $(shell $(SAN_CC) -print-file-name=libasan.so 2>/dev/null)
 TSAN_RUNTIME  = $(shell $(SAN_CC) -print-file-name=libtsan.so 2>/dev/null)
 
 # Which programs run under each sanitizer, and their environment.  Of
-# check_e2e the library suite runs (exports; hooks called before our
-# constructor) and the footprint suite, on a smaller stream: every program
+# check_e2e the library suite runs (hooks called before our constructor)
+# and the footprint suite, on a smaller stream: every program
 # (cp, cat, dd, tar, python3, splice, sha256sum) with the sanitized library
 # preloaded, each hook kind on a real stream.  The hot-set suite adds
 # minutes of streaming in a cgroup, which tests the kernel's side.
-# check_config runs the config and value parsers on every malformed input it
-# has, and check_results every hook on every error, behind the interceptors.
+# check_conffile runs the config and value parsers on every malformed input
+# it has, check_config every bad variable and key through the library, and
+# check_results every hook on every error, behind the interceptors.
 ASAN_E2E_MIB ?= 128
-ASAN_TESTS    = check_policy check_hooks check_e2e check_threads check_life check_config \
-		check_results
+ASAN_TESTS    = check_policy check_hooks check_e2e check_exports check_threads check_life \
+		check_conffile check_config check_results
 TSAN_TESTS    = check_threads
 # detect_leaks=0: the library never allocates, so LeakSanitizer could only
 # speak of the programs it is preloaded into (cp, python3), whose leaks at
@@ -73,6 +74,7 @@ ifneq ($(SAN_OK),)
 SAN_RUN_ARGS = $(ASAN_ENV) $(ASAN_B)/tests/check_policy $(ASAN_B)/tests/check_hooks \
 	       $(ASAN_B)/tests/check_threads $(ASAN_B)/tests/check_life \
 	       $(ASAN_B)/tests/check_config $(ASAN_B)/tests/check_results \
+	       $(ASAN_B)/tests/check_exports $(ASAN_B)/tests/check_conffile \
 	       CK_RUN_SUITE=library $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE=footprint UO_E2E_STREAM_MIB=$(ASAN_E2E_MIB) $(ASAN_B)/tests/check_e2e \
 	       CK_RUN_SUITE= UO_E2E_STREAM_MIB= ASAN_OPTIONS= UBSAN_OPTIONS= \

@@ -33,11 +33,15 @@
 #define UOT_WRITE_BATCH	(32ULL << 20)
 #define UOT_SAMPLE_NS	(20 * 1000000L)
 
+extern char **environ;
+
 volatile sig_atomic_t uot_interrupted;
 
 static char uot_errbuf[512];
 static char uot_scratch_dir[PATH_MAX];
 static pid_t uot_scratch_owner;
+/* uot_public_dir()'s outside the scratch directory, removed with it. */
+static char uot_public[2][PATH_MAX];
 
 const char *uot_why(void)
 {
@@ -292,11 +296,61 @@ char *uot_scratch_path(char *out, size_t size, const char *name)
 
 void uot_scratch_remove(void)
 {
+	size_t i;
+
 	/* Forked children share the name; only the creator removes it. */
 	if (!uot_scratch_dir[0] || uot_scratch_owner != getpid())
 		return;
+	for (i = 0; i < sizeof(uot_public) / sizeof(uot_public[0]); i++) {
+		if (uot_public[i][0])
+			uot_rm_tree(uot_public[i]);
+		uot_public[i][0] = '\0';
+	}
 	uot_rm_tree(uot_scratch_dir);
 	uot_scratch_dir[0] = '\0';
+}
+
+static bool uot_reachable_by_others(const char *path)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+
+	uot_fmt(p, sizeof(p), "%s", path);
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st) != 0 || !(st.st_mode & S_IXOTH))
+			return false;
+	}
+	return true;
+}
+
+char *uot_public_dir(char *out, size_t size, const char *tag)
+{
+	size_t i;
+
+	if (!uot_scratch_dir[0]) {
+		uot_fail("no scratch directory to go with %s", tag);
+		return NULL;
+	}
+	if (uot_reachable_by_others(uot_scratch_dir)) {
+		uot_scratch_path(out, size, tag);
+	} else {
+		for (i = 0; uot_public[i][0]; i++)
+			if (i + 1 == sizeof(uot_public) / sizeof(uot_public[0])) {
+				uot_fail("more public directories than testlib keeps");
+				return NULL;
+			}
+		if (uot_fmt(uot_public[i], sizeof(uot_public[i]), "/var/tmp/" UOT_PREFIX "%d-%s",
+			    (int)getpid(), tag) != 0 || uot_fmt(out, size, "%s", uot_public[i]) != 0) {
+			uot_public[i][0] = '\0';
+			return NULL;
+		}
+	}
+	if (mkdir(out, 0755) != 0 || chmod(out, 0755) != 0) {
+		uot_fail("mkdir %s: %s", out, strerror(errno));
+		return NULL;
+	}
+	return out;
 }
 
 /* ---- cgroups ---- */
@@ -511,23 +565,34 @@ static int uot_cg_join(const struct uot_cgroup *cg)
 	return uot_write_str(path, num);
 }
 
+/* Directories of ours in 'dir' (uotest-PID, or uotest-PID-TAG) whose process died. */
+static void uot_sweep_dirs(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		pid_t pid = uot_name_pid(e->d_name, '\0') ?: uot_name_pid(e->d_name, '-');
+
+		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
+			uot_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
+			uot_rm_tree(path);
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 void uot_sweep_stale(void)
 {
 	DIR *d;
 	struct dirent *e;
 	char path[PATH_MAX + 300];
 
-	d = opendir(uot_build_dir());
-	while (d && (e = readdir(d))) {
-		pid_t pid = uot_name_pid(e->d_name, '\0');
-
-		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
-			uot_fmt(path, sizeof(path), "%s/%s", uot_build_dir(), e->d_name);
-			uot_rm_tree(path);
-		}
-	}
-	if (d)
-		closedir(d);
+	uot_sweep_dirs(uot_build_dir());
+	/* uot_public_dir()'s. */
+	uot_sweep_dirs("/var/tmp");
 	if (!uot_is_root())
 		return;
 	d = opendir(UOT_CGROUP_ROOT);
@@ -563,6 +628,157 @@ void uot_catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	/* A reader that went away (demo | head) must not kill us before we clean up. */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- a suite's life ---- */
+
+static struct {
+	const char *name;
+	pid_t owner;
+	void (*cleanup)(void);
+	bool done;
+	char why[600];
+} uot_suite_s;
+
+static void uot_suite_end(void)
+{
+	if (!uot_suite_owner() || uot_suite_s.done)
+		return;
+	uot_suite_s.done = true;
+	if (uot_suite_s.cleanup)
+		uot_suite_s.cleanup();
+	uot_scratch_remove();
+}
+
+/*
+ * Check kills the running case's process group, then hands SIGINT or
+ * SIGTERM on to us.  Removing files here is not async-signal-safe, but the
+ * parent is only ever waiting for a case when a signal comes; anything
+ * missed is removed by the next run's uot_sweep_stale().
+ */
+static void uot_suite_on_signal(int sig)
+{
+	uot_suite_end();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void uot_suite_begin(const char *name, void (*cleanup)(void))
+{
+	struct sigaction sa;
+
+	uot_suite_s.name = name;
+	uot_suite_s.owner = getpid();
+	uot_suite_s.cleanup = cleanup;
+	uot_sweep_stale();
+	atexit(uot_suite_end);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = uot_suite_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+bool uot_suite_owner(void)
+{
+	return uot_suite_s.owner == getpid();
+}
+
+void uot_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (uot_suite_s.why[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(uot_suite_s.why, sizeof(uot_suite_s.why), fmt, ap);
+	va_end(ap);
+}
+
+const char *uot_skip_reason(void)
+{
+	return uot_suite_s.why;
+}
+
+bool uot_skipped(const char *what)
+{
+	if (!uot_suite_s.why[0])
+		return false;
+	printf("%s: %s%sskipped: %s\n", uot_suite_s.name ? uot_suite_s.name : "check",
+	       what ? what : "", what ? ": " : "", uot_suite_s.why);
+	fflush(stdout);
+	return true;
+}
+
+bool uot_need_root(const char *for_what)
+{
+	if (uot_is_root())
+		return true;
+	uot_skip("not root: %s", for_what);
+	return false;
+}
+
+bool uot_need_programs(const char *names)
+{
+	char list[256], cmd[1024] = "", why[512] = "", *name, *save = NULL;
+	const char *word[16];
+	size_t n = 0, i;
+
+	uot_fmt(list, sizeof(list), "%s", names);
+	for (name = strtok_r(list, " ", &save); name && n < 16; name = strtok_r(NULL, " ", &save))
+		word[n++] = name;
+	for (i = 0; i < n; i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%scommand -v '%s' >/dev/null",
+			 i ? " && " : "", word[i]);
+	if (uot_sh("%s", cmd) == 0)
+		return true;
+	/* "a, b or c missing" */
+	for (i = 0; i < n; i++)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s",
+			 !i ? "" : i + 1 < n ? ", " : " or ", word[i]);
+	uot_skip("%s missing", why);
+	return false;
+}
+
+bool uot_need_scratch(void)
+{
+	if (uot_scratch_create() == 0)
+		return true;
+	uot_skip("%s", uot_why());
+	return false;
+}
+
+void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env)
+{
+	const char *const *e;
+
+	if (access(uot_library(), R_OK) != 0) {
+		fprintf(stderr, "%s: %s: %s (run make tests)\n", argv[0], uot_library(),
+			strerror(errno));
+		exit(EXIT_FAILURE);
+	}
+	setenv("LD_PRELOAD", uot_preload(), 1);
+	setenv(mark, "1", 1);
+	for (e = env; e && *e; e++)
+		putenv((char *)*e);
+	execv("/proc/self/exe", argv);
+	perror("execv /proc/self/exe");
+	exit(EXIT_FAILURE);
+}
+
+bool uot_library_mapped(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	if (!maps)
+		return false;
+	while (fgets(line, sizeof(line), maps))
+		found |= strstr(line, "/libuseonce.so") != NULL;
+	fclose(maps);
+	return found;
 }
 
 /* ---- files ---- */
@@ -953,6 +1169,48 @@ int uot_touch(const char *path, enum uot_touch how, const struct uot_cgroup *cg)
 	return uot_touch_timed(path, how, cg, NULL);
 }
 
+/* In the child: 'path' (truncated) as descriptor 'to'; NULL leaves it alone. */
+static int uot_redirect(const char *path, int to)
+{
+	int fd;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		dprintf(2, "testlib: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fd != to) {
+		dup2(fd, to);
+		close(fd);
+	}
+	return 0;
+}
+
+/* In the child: every variable that starts with one of 'drop' goes. */
+static void uot_drop_env(const char *const *drop)
+{
+	const char *const *d;
+	char name[256], **e;
+	size_t n;
+
+	for (e = environ; drop && *e; e++)
+		for (d = drop; *d; d++) {
+			if (strncmp(*e, *d, strlen(*d)))
+				continue;
+			n = strcspn(*e, "=");
+			if (n >= sizeof(name))
+				continue;
+			memcpy(name, *e, n);
+			name[n] = '\0';
+			unsetenv(name);
+			/* environ moved under us: start again. */
+			e = environ - 1;
+			break;
+		}
+}
+
 __attribute__((noreturn))
 static void uot_child(const struct uot_cmd *c)
 {
@@ -977,21 +1235,21 @@ static void uot_child(const struct uot_cmd *c)
 		dup2(fd, 0);
 		close(fd);
 	}
-	if (c->out) {
-		fd = open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0) {
-			dprintf(2, "testlib: cannot open %s: %s\n", c->out, strerror(errno));
-			_exit(126);
-		}
-		if (fd != 1) {
-			dup2(fd, 1);
-			close(fd);
-		}
-	}
-	if (c->preload)
+	if (uot_redirect(c->out, 1) != 0 || uot_redirect(c->err, 2) != 0)
+		_exit(126);
+	uot_drop_env(c->drop);
+	if (c->preload && c->library) {
+		const char *first = getenv("UO_PRELOAD_FIRST");
+		char list[2 * PATH_MAX + 2];
+
+		uot_fmt(list, sizeof(list), "%s%s%s", first && *first ? first : "",
+			first && *first ? ":" : "", c->library);
+		setenv("LD_PRELOAD", list, 1);
+	} else if (c->preload) {
 		setenv("LD_PRELOAD", uot_preload(), 1);
-	else
+	} else {
 		unsetenv("LD_PRELOAD");
+	}
 	for (e = c->env; e && *e; e++)
 		putenv((char *)*e);
 	execvp(c->argv[0], (char *const *)c->argv);

@@ -1,8 +1,9 @@
 /*
- * What the end-to-end tests and the demo share: a scratch directory on a
- * real disk, big files made quickly and made cold, page cache residency
- * measured with mincore, memory cgroups that cannot leak, and running a
- * program (with or without libuseonce) while sampling its footprint.
+ * What the tests and the demo share: a suite's life (its skip reason, its
+ * cleanup at exit or on a signal), a scratch directory on a real disk, big
+ * files made quickly and made cold, page cache residency measured with
+ * mincore, memory cgroups that cannot leak, and running a program (with or
+ * without libuseonce) while sampling its footprint.
  *
  * Sizes are in bytes.  Functions that can fail return -1 and leave a
  * one-line explanation in uot_why().
@@ -63,8 +64,56 @@ const char *uot_scratch(void);
 char *uot_scratch_path(char *out, size_t size, const char *name);
 void uot_scratch_remove(void);
 
-/* Removes scratch directories and cgroups left by runs of ours that died. */
+/*
+ * A directory user nobody can enter, mode 0755, for a test that drops root:
+ * scratch/TAG when every directory above the scratch one lets others
+ * through, else /var/tmp/uotest-PID-TAG (the build tree may sit in root's
+ * home).  Removed with the scratch directory.  Returns out, or NULL (why
+ * in uot_why()).
+ */
+char *uot_public_dir(char *out, size_t size, const char *tag);
+
+/* Removes scratch and public directories and cgroups left by runs of ours that died. */
 void uot_sweep_stale(void);
+
+/*
+ * A suite's life, the same in every Check program.  uot_suite_begin()
+ * names the suite (skip lines start with the name), makes this process the
+ * only one that cleans up (Check's forked cases and our own children exit
+ * too, and must not), removes what runs that died left (uot_sweep_stale),
+ * and has 'cleanup' (NULL: nothing more) then uot_scratch_remove() run
+ * once: at exit, or on SIGINT, SIGTERM or SIGHUP, which then end the
+ * program as they would have.  A suite with state outside the scratch
+ * directory (mounts, loop devices) undoes it in 'cleanup'.
+ */
+void uot_suite_begin(const char *name, void (*cleanup)(void));
+/* Is this the process that called uot_suite_begin()? */
+bool uot_suite_owner(void);
+
+/*
+ * Why the suite's cases that need its fixture skip.  The first reason
+ * given stays: it is the one that explains the rest.
+ */
+__attribute__((format(printf, 1, 2)))
+void uot_skip(const char *fmt, ...);
+/* "" while nothing skips. */
+const char *uot_skip_reason(void);
+/* With a reason: one line "SUITE: WHAT: skipped: WHY" (WHAT may be NULL), and true. */
+bool uot_skipped(const char *what);
+
+/* What a fixture needs: true, or false with the reason given to uot_skip(). */
+bool uot_need_root(const char *for_what);	/* "not root: FOR_WHAT" */
+bool uot_need_programs(const char *names);	/* in PATH, each of "a b": "a or b missing" */
+bool uot_need_scratch(void);			/* uot_scratch_create() */
+
+/*
+ * Runs this program again with the library preloaded (and a sanitizer's
+ * runtime before it, see uot_preload()); 'mark' tells the new image it is
+ * the preloaded one.  Extra NAME=VALUE settings in 'env', NULL-terminated.
+ */
+void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env);
+/* Is the library mapped in this process? */
+bool uot_library_mapped(void);
 
 /*
  * SIGINT, SIGTERM, SIGHUP: set uot_interrupted (without SA_RESTART, so a
@@ -161,9 +210,12 @@ void uot_series_free(struct uot_series *sr);
 struct uot_cmd {
 	const char *const *argv;	/* argv[0] is looked up in PATH */
 	bool preload;			/* LD_PRELOAD=libuseonce.so, else LD_PRELOAD unset */
+	const char *library;		/* with preload: this one instead of the build's */
+	const char *const *drop;	/* variables removed from ours: "NAME=", or a prefix */
 	const char *const *env;		/* NAME=VALUE..., NULL-terminated; applied last */
 	const char *cwd;		/* NULL: ours */
 	const char *out;		/* stdout to this file (truncated); NULL: ours */
+	const char *err;		/* stderr to this file (truncated); NULL: ours */
 	const struct uot_cgroup *cg;	/* run inside it; NULL: ours */
 	const char *watch[UOT_WATCH_MAX]; /* files whose residency is sampled */
 	unsigned timeout_s;		/* 0: 300 */

@@ -14,9 +14,9 @@ $(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) pre
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -Itests $(CHECK_CFLAGS) $(CFLAGS) -o $@ \
 		$< $(TESTLIB) preload/policy.c $(TEST_EXTRA) $(LDFLAGS) $(CHECK_LIBS)
 
-# check_config unit-tests the config parser itself.
-$(B)/tests/check_config: preload/conffile.c
-$(B)/tests/check_config: TEST_EXTRA = preload/conffile.c
+# check_conffile unit-tests the config parser itself.
+$(B)/tests/check_conffile: preload/conffile.c
+$(B)/tests/check_conffile: TEST_EXTRA = preload/conffile.c
 
 # check_watch drives the watcher's own functions too.
 $(B)/tests/check_watch: cmd/watch.c cmd/watch.h preload/conffile.c
@@ -83,7 +83,19 @@ check: test-deps
 	$(Q)$(MAKE) --no-print-directory fuzz-replay
 	$(Q)tests/run-tests.sh $(B) $(TEST_BINS) $(SAN_RUN_ARGS)
 
-.PHONY: test-deps tests check fuzz fuzz-replay
+# One suite alone, in the environment `make check` gives it (tests/README.md):
+#   make check-one T=check_policy     (or T=policy)
+# Builds what every suite may need (the library, the command, the helpers),
+# then runs that one program through run-tests.sh; no sanitizer pass.
+CHECK_ONE = $(B)/tests/check_$(patsubst check_%,%,$(T))
+check-one:
+	$(if $(T),,$(error check-one: say which suite, e.g. make check-one T=check_policy))
+	$(if $(wildcard tests/$(notdir $(CHECK_ONE)).c),,$(error check-one: no tests/$(notdir $(CHECK_ONE)).c))
+	$(Q)$(MAKE) --no-print-directory all $(CHECK_ONE) $(TEST_HELPERS) $(B)/test-sysconf/libuseonce.so
+	$(Q)tests/run-tests.sh $(B) $(CHECK_ONE)
+
+
+.PHONY: test-deps tests check check-one fuzz fuzz-replay
 
 # check_watch: a program no preload reaches, because it is static.
 $(B)/tests/static_io: tests/helpers/static_io.c

@@ -11,10 +11,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-/* in_process: no fork per test, so a failed assertion still runs the teardown here. */
-static inline int uot_check_run(Suite *s, bool in_process)
+/*
+ * Runs every suite of 'sr' and frees it.  in_process: no fork per test, so
+ * a failed assertion still runs the teardown here.
+ */
+static inline int uot_check_runner(SRunner *sr, bool in_process)
 {
-	SRunner *sr = srunner_create(s);
 	int failed;
 
 	if (in_process)
@@ -23,6 +25,11 @@ static inline int uot_check_run(Suite *s, bool in_process)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+static inline int uot_check_run(Suite *s, bool in_process)
+{
+	return uot_check_runner(srunner_create(s), in_process);
 }
 
 #endif /* UOT_CHECK_H */

@@ -2,8 +2,7 @@
  * What check_threads and check_life share: files whose every 8-byte word
  * says where it lies and in which file, so any read, at any offset, from any
  * thread or process, can be checked on its own, and a read at a shared
- * cursor tells where the cursor was; and running the program itself again
- * with the library preloaded.
+ * cursor tells where the cursor was.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -111,44 +110,6 @@ static inline bool uot_pat_check_file(const char *path, uint32_t seed, uint64_t 
 	}
 	syscall(SYS_close, fd);
 	return n == 0 && off == size;
-}
-
-/*
- * Runs this program again with the library preloaded (and a sanitizer's
- * runtime before it, see uot_preload()); 'mark' tells the new image it is
- * the preloaded one.  Extra NAME=VALUE settings in 'env', NULL-terminated.
- */
-static inline void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env)
-{
-	const char *const *e;
-
-	if (access(uot_library(), R_OK) != 0) {
-		fprintf(stderr, "%s: %s: %s (run make tests)\n", argv[0], uot_library(),
-			strerror(errno));
-		exit(EXIT_FAILURE);
-	}
-	setenv("LD_PRELOAD", uot_preload(), 1);
-	setenv(mark, "1", 1);
-	for (e = env; e && *e; e++)
-		putenv((char *)*e);
-	execv("/proc/self/exe", argv);
-	perror("execv /proc/self/exe");
-	exit(EXIT_FAILURE);
-}
-
-/* Is the library mapped in this process? */
-static inline bool uot_library_mapped(void)
-{
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[512];
-	bool found = false;
-
-	if (!maps)
-		return false;
-	while (fgets(line, sizeof(line), maps))
-		found |= strstr(line, "/libuseonce.so") != NULL;
-	fclose(maps);
-	return found;
 }
 
 #endif /* UOT_PATTERN_H */
