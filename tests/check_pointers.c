@@ -1,0 +1,88 @@
+/*
+ * Every pointer argument of every hook behaves as with libc alone: a bad
+ * offset pointer given to copy_file_range, sendfile, sendfile64 or splice,
+ * or a bad vector given to readv/preadv, is the kernel's EFAULT to report,
+ * never a SIGSEGV in the library.  The review_probe helper makes each call
+ * and prints what it returned; the transcripts without and with the
+ * library must be the same, and the run with it must end normally.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "testlib.h"
+#include "uot_check.h"
+
+static struct {
+	char why[256];
+	char file[512];
+} p;
+
+/* review_probe's transcript into out; its wait status. */
+static int probe(bool preload, const char *args, char *out, size_t size)
+{
+	char path[600];
+	FILE *f;
+	size_t n;
+	int st;
+
+	uot_scratch_path(path, sizeof(path), "transcript");
+	st = uot_sh("%s%s%s timeout 60 %s/tests/review_probe %s >'%s' 2>&1",
+		    preload ? "LD_PRELOAD='" : "", preload ? uot_preload() : "",
+		    preload ? "' USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" : "",
+		    uot_build_dir(), args, path);
+	f = fopen(path, "r");
+	n = f ? fread(out, 1, size - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	return st;
+}
+
+START_TEST(test_bad_offset_pointers_give_efault)
+{
+	char args[600], plain[4096], with[4096];
+	int st;
+
+	if (p.why[0]) {
+		printf("pointers: skipped: %s\n", p.why);
+		return;
+	}
+	uot_sfmt(args, sizeof(args), "pointers '%s'", p.file);
+	ck_assert_int_eq(probe(false, args, plain, sizeof(plain)), 0);
+	ck_assert_msg(strstr(plain, "copy_file_range-in -1 EFAULT"), "libc alone:\n%s", plain);
+	st = probe(true, args, with, sizeof(with));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "under the library the program died (status %#x):\n%s", st, with);
+	ck_assert_msg(!strcmp(plain, with), "libc alone:\n%s\nwith the library:\n%s", plain, with);
+}
+END_TEST
+
+static void cleanup_at_exit(void)
+{
+	uot_scratch_remove();
+}
+
+int main(void)
+{
+	Suite *s = suite_create("pointers");
+	TCase *tc = tcase_create("bad pointers");
+
+	uot_sweep_stale();
+	if (uot_scratch_create() != 0) {
+		snprintf(p.why, sizeof(p.why), "%s", uot_why());
+	} else {
+		atexit(cleanup_at_exit);
+		uot_scratch_path(p.file, sizeof(p.file), "in");
+		if (uot_make_file(p.file, 8 * UOT_MIB, 3) != 0)
+			snprintf(p.why, sizeof(p.why), "%s", uot_why());
+	}
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_bad_offset_pointers_give_efault);
+	suite_add_tcase(s, tc);
+	return uot_check_run(s, false);
+}
