@@ -158,7 +158,13 @@ static int mixed(const char *path)
 			return 2;
 	while ((n = pread(fd, buf, sizeof(buf), at)) > 0)
 		at += n;
-	return n < 0 ? 2 : 0;
+	if (n < 0)
+		return 2;
+	/* Then on at the cursor, from 7 MiB, for a few MiB more. */
+	for (i = 0; i < 4; i++)
+		if (read(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return 2;
+	return 0;
 }
 
 int main(int argc, char **argv)
