@@ -35,6 +35,11 @@ command -v restic >/dev/null 2>&1 || missing="$missing restic"
 [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/libc.a ] || missing="$missing libc6-dev"
 # check_life watches a posix_spawn child with strace -f.
 command -v strace >/dev/null 2>&1 || missing="$missing strace"
+# check_offsets builds the library 32-bit (x86-64 only: elsewhere it skips).
+if [ "$(uname -m)" = x86_64 ] && ! echo 'int main(void){return 0;}' |
+	cc -m32 -x c -o /dev/null - >/dev/null 2>&1; then
+	missing="$missing gcc-multilib"
+fi
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,91 @@
+/*
+ * 64-bit file offsets everywhere, also where off_t is 32 bits.  The
+ * library and a reader are built with -m32 (skipped with a line if the
+ * toolchain cannot), and the reader streams 64 MiB of a sparse 6 GiB file
+ * from 4.5 GiB on, at the cursor and with pread.  A library built without
+ * large-file support cannot ask lseek where the cursor is (EOVERFLOW past
+ * 2 GiB: the stream is ignored) and gives posix_fadvise offsets cut to 32
+ * bits (another range is dropped): either way the stream stays cached.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "uot_check.h"
+
+static struct {
+	char why[256];
+	char file[512];
+	char m32[600];
+} o;
+
+START_TEST(test_far_stream_dropped_32bit)
+{
+	static const char *const modes[] = { "cursor", "pread" };
+	char trace[700];
+	int64_t after;
+
+	if (o.why[0]) {
+		printf("offsets: skipped: %s\n", o.why);
+		return;
+	}
+	ck_assert_int_eq(uot_make_cold(o.file), 0);
+	uot_scratch_path(trace, sizeof(trace), "trace");
+	unlink(trace);
+	ck_assert_int_eq(uot_sh("LD_PRELOAD='%s/libuseonce.so' USEONCE_TRACE='%s' "
+				"'%s/far_read' '%s' 4608 64 %s", o.m32, trace, o.m32, o.file,
+				modes[_i]), 0);
+	after = uot_resident(o.file, NULL);
+	printf("offsets: 32-bit, %s: %.1f of 64 MiB read past 4.5 GiB still cached\n", modes[_i],
+	       uot_mib((uint64_t)after));
+	uot_sh("grep -m3 -v probed '%s'", trace);
+	ck_assert_msg(after <= (int64_t)(24 * UOT_MIB), "32-bit, %s: %.1f MiB read past 4.5 GiB "
+		      "left cached", modes[_i], uot_mib((uint64_t)after));
+}
+END_TEST
+
+static void cleanup_at_exit(void)
+{
+	uot_scratch_remove();
+}
+
+static void prepare(void)
+{
+	uot_sweep_stale();
+	if (uot_scratch_create() != 0) {
+		snprintf(o.why, sizeof(o.why), "%s", uot_why());
+		return;
+	}
+	atexit(cleanup_at_exit);
+	uot_scratch_path(o.file, sizeof(o.file), "sparse");
+	uot_scratch_path(o.m32, sizeof(o.m32), "m32");
+	if (uot_sh("echo 'int main(void){return 0;}' | cc -m32 -x c -o /dev/null - 2>/dev/null")) {
+		snprintf(o.why, sizeof(o.why), "no -m32 toolchain (gcc-multilib)");
+		return;
+	}
+	if (uot_sh("make -s -C '%s' B='%s' CFLAGS='-m32 -O2' '%s/libuseonce.so' >/dev/null 2>&1 && "
+		   "cc -m32 -O2 -D_FILE_OFFSET_BITS=64 -o '%s/far_read' '%s/tests/helpers/far_read.c'",
+		   uot_srcdir(), o.m32, o.m32, o.m32, uot_srcdir())) {
+		snprintf(o.why, sizeof(o.why), "the 32-bit build failed");
+		return;
+	}
+	if (uot_sh("truncate -s 6G '%s'", o.file))
+		snprintf(o.why, sizeof(o.why), "cannot make a sparse 6 GiB file");
+}
+
+int main(void)
+{
+	Suite *s = suite_create("offsets");
+	TCase *tc = tcase_create("32-bit offsets");
+
+	prepare();
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_far_stream_dropped_32bit, 0, 2);
+	suite_add_tcase(s, tc);
+	return uot_check_run(s, false);
+}
