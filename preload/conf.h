@@ -92,10 +92,15 @@ extern const struct uo_setting uo_setting_table[UO_S_COUNT];
 #define UO_SET_DRYRUN		UO_SET(UO_S_DRYRUN)
 #define UO_SET_CONFIG		UO_SET(UO_S_CONFIG)
 
-/* Where a trace or the statistics go: a descriptor (-1: none) or a path ("": none). */
+/*
+ * Where a trace or the statistics go: a descriptor (-1: none) or a path
+ * ("": none).  The library makes a descriptor its own at start (trace.c):
+ * dev and ino say which file it named then.
+ */
 struct uo_dest {
 	int fd;
 	char path[256];
+	uint64_t dev, ino;
 };
 
 /* Fields whose bit is not in 'set' are not read: nobody need clear them. */

@@ -37,12 +37,10 @@ _Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 struct uo_config uo_config = {
 	.tuning = UO_TUNING_DEFAULTS,
 	.disabled = false,
-	.trace_fd = -1,
-	.trace_path = "",
+	.trace = { .fd = -1 },
 	.reuse_s = USEONCE_DEFAULT_REUSE,
 	.record_path = "",
-	.stats_fd = -1,
-	.stats_path = "",
+	.stats = { .fd = -1 },
 };
 
 /* Path rules of both files; zero-filled, touched only when a file has some. */
@@ -424,12 +422,6 @@ static void uo_load_env(const struct uo_env *e, struct uo_settings *into)
 }
 
 /* A destination into the config's fd and path (of the same size). */
-static void uo_use_dest(const struct uo_dest *d, int *fd, char *path)
-{
-	*fd = d->fd;
-	uo_copy(path, d->path, "");
-}
-
 void uo_config_load(char *const *argv)
 {
 	static const char system_file[] = UO_SYSCONFDIR "/useonce.conf";
@@ -459,9 +451,9 @@ void uo_config_load(char *const *argv)
 	if (set.set & UO_SET_DISABLE)
 		uo_config.disabled = set.disabled;
 	if (set.set & UO_SET_TRACE)
-		uo_use_dest(&set.trace, &uo_config.trace_fd, uo_config.trace_path);
+		uo_config.trace = set.trace;
 	if (set.set & UO_SET_STATS)
-		uo_use_dest(&set.stats, &uo_config.stats_fd, uo_config.stats_path);
+		uo_config.stats = set.stats;
 	if (set.set & UO_SET_DRYRUN)
 		uo_config.dryrun = set.dryrun;
 	if (!set.enable) {
@@ -476,6 +468,11 @@ void uo_config_load(char *const *argv)
 		t->window += t->align - t->window % t->align;
 	if (t->threshold < t->window)
 		t->threshold = t->window;
+	/* A descriptor we write to must stay the one the user meant. */
+	if (!uo_config.disabled) {
+		uo_dest_keep(&uo_config.trace);
+		uo_dest_keep(&uo_config.stats);
+	}
 	uo_say_ignored();
 	/* The constructor (hooks.c) starts the statistics once this has read where they go. */
 }

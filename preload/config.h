@@ -20,12 +20,10 @@ struct uo_config {
 	bool disabled;
 	bool only_always;	/* enable = no: only files under an always rule are guarded */
 	bool dryrun;		/* decide as usual, give no advice */
-	int trace_fd;		/* -1: no trace to a descriptor */
-	char trace_path[256];	/* "": no trace to a file */
+	struct uo_dest trace;	/* USEONCE_TRACE; its descriptor is our own (uo_dest_keep) */
 	uint32_t reuse_s;	/* a file streamed again within this is left cached; 0: never */
 	char record_path[256];	/* the user's record of recent streams; "": none */
-	int stats_fd;		/* -1: no statistics to a descriptor */
-	char stats_path[256];	/* "": no statistics to a file */
+	struct uo_dest stats;	/* USEONCE_STATS, the same way */
 };
 
 extern struct uo_config uo_config;
@@ -36,7 +34,7 @@ const char *uo_program_name(void);	/* argv[0]'s basename, for the statistics */
 
 static inline bool uo_stats_wanted(void)
 {
-	return !uo_config.disabled && (uo_config.stats_fd >= 0 || uo_config.stats_path[0]);
+	return !uo_config.disabled && (uo_config.stats.fd >= 0 || uo_config.stats.path[0]);
 }
 
 #endif /* UO_CONFIG_H */

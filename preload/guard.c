@@ -68,8 +68,7 @@ static void uo_print_stats(void)
 	if (!uo_stats)
 		return;
 	uo_count_open_streams();
-	uo_stats_print(uo_program_name(), uo_config.dryrun, uo_config.stats_fd,
-		       uo_config.stats_path);
+	uo_stats_print(uo_program_name(), uo_config.dryrun, &uo_config.stats);
 }
 
 /*
@@ -270,7 +269,7 @@ void uo_note_closing(int fd)
 	struct uo_advice adv;
 	uint64_t size;
 
-	if (UO_UNLIKELY(fd >= 0 && fd == uo_config.stats_fd))
+	if (UO_UNLIKELY(fd >= 0 && fd == uo_config.stats.fd))
 		uo_print_stats();
 	if (!s)
 		return;

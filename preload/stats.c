@@ -42,13 +42,12 @@ static uint64_t uo_get(_Atomic uint64_t *v)
  * written 1.0 GiB; dropped 1.9 GiB; spared 0 B; writeback 1.0 GiB;
  * fallbacks 0; advice errors 0; tree files 0
  */
-void uo_stats_print(const char *program, bool dryrun, int out, const char *path)
+void uo_stats_print(const char *program, bool dryrun, const struct uo_dest *dest)
 {
 	static atomic_flag printed = ATOMIC_FLAG_INIT;
 	struct uo_stats *st = uo_stats;
 	struct uo_line l;
 	uint64_t streams;
-	int fd;
 
 	if (!st)
 		return;
@@ -86,15 +85,5 @@ void uo_stats_print(const char *program, bool dryrun, int out, const char *path)
 	uo_line_num(&l, uo_get(&st->advice_errors));
 	uo_line_str(&l, "; tree files ");
 	uo_line_num(&l, uo_get(&st->tree_files));
-	if (out >= 0) {
-		uo_line_write(&l, out);
-		return;
-	}
-	/* Appended with one write: processes of a session can share the file. */
-	fd = (int)uo_sys(SYS_openat, AT_FDCWD, path,
-			 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd < 0)
-		return;
-	uo_line_write(&l, fd);
-	uo_sys(SYS_close, fd);
+	uo_dest_write(dest, &l);
 }

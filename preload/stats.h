@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conf.h"
+
 struct uo_stats {
 	_Atomic uint64_t streams[2];	/* per uo_dir: descriptors that became streams */
 	_Atomic uint64_t bytes[2];	/* per uo_dir: bytes those streams moved */
@@ -30,10 +32,10 @@ extern struct uo_stats *uo_stats;
 void uo_stats_start(void);
 
 /*
- * The line, once per process: to 'fd' if >= 0, else appended to 'path'.
+ * The line, once per process, to 'dest' (trace.h's uo_dest_write).
  * 'program' names the process; 'dryrun' says nothing was dropped.
  */
-void uo_stats_print(const char *program, bool dryrun, int fd, const char *path);
+void uo_stats_print(const char *program, bool dryrun, const struct uo_dest *dest);
 
 #define UO_STAT_ADD(field, v)							\
 	do {									\

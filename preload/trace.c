@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "sys.h"
@@ -13,7 +15,7 @@
 
 bool uo_tracing(void)
 {
-	return uo_config.trace_fd >= 0 || uo_config.trace_path[0];
+	return uo_config.trace.fd >= 0 || uo_config.trace.path[0];
 }
 
 static void uo_line_char(struct uo_line *l, char c)
@@ -93,24 +95,74 @@ static void uo_write_all(int fd, const char *buf, size_t len)
 	}
 }
 
-void uo_line_trace(struct uo_line *l)
+/* Programs hand out descriptors from the bottom: ours sits well above. */
+#define UO_DEST_LOW	768
+
+void uo_dest_keep(struct uo_dest *d)
 {
+	struct uo_file f;
+	struct rlimit rl;
+	long low = UO_DEST_LOW, kept;
+
+	if (d->fd < 0)
+		return;
+	if (uo_fstat(d->fd, &f) != 0) {
+		d->fd = -1;
+		return;
+	}
+	if (uo_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur - rl.rlim_cur / 4 < (rlim_t)low)
+		low = (long)(rl.rlim_cur - rl.rlim_cur / 4);
+	kept = uo_sys(SYS_fcntl, d->fd, F_DUPFD_CLOEXEC, low);
+	if (kept < 0)
+		kept = uo_sys(SYS_fcntl, d->fd, F_DUPFD_CLOEXEC, 3);
+	d->fd = kept < 0 ? -1 : (int)kept;
+	d->dev = f.dev;
+	d->ino = f.ino;
+}
+
+/* Opened per line: a descriptor kept open could be closed or reused by the program. */
+static int uo_dest_open(const char *path)
+{
+	struct uo_file f;
+	int fd = (int)uo_sys(SYS_openat, AT_FDCWD, path,
+			     O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+			     O_NOCTTY, 0600);
+
+	if (fd < 0)
+		return -1;
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)uo_sys(SYS_geteuid)) {
+		uo_sys(SYS_close, fd);
+		return -1;
+	}
+	return fd;
+}
+
+void uo_dest_write(const struct uo_dest *d, struct uo_line *l)
+{
+	struct uo_file f;
 	int fd;
 
 	l->buf[l->len++] = '\n';
-	if (uo_config.trace_fd >= 0) {
-		uo_write_all(uo_config.trace_fd, l->buf, l->len);
+	if (d->fd >= 0) {
+		/* The program may have closed ours (closefrom) and reused the number. */
+		if (uo_fstat(d->fd, &f) == 0 && f.dev == d->dev && f.ino == d->ino)
+			uo_write_all(d->fd, l->buf, l->len);
 		return;
 	}
-	if (!uo_config.trace_path[0])
+	if (!d->path[0])
 		return;
-	/* Opened per line: a descriptor kept open could be closed or reused by the program. */
-	fd = (int)uo_sys(SYS_openat, AT_FDCWD, uo_config.trace_path,
-			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	fd = uo_dest_open(d->path);
 	if (fd < 0)
 		return;
+	/* One write: processes of a session can share the file. */
 	uo_write_all(fd, l->buf, l->len);
 	uo_sys(SYS_close, fd);
+}
+
+void uo_line_trace(struct uo_line *l)
+{
+	uo_dest_write(&uo_config.trace, l);
 }
 
 /* A value from outside, shown safely: printable bytes only, cut short. */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf.h"
 #include "policy.h"
 
 struct uo_line {
@@ -33,6 +34,21 @@ void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
 void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
 void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */
 void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
+
+/*
+ * A descriptor named in USEONCE_TRACE or USEONCE_STATS, made ours at start:
+ * duplicated high and close-on-exec, so the program's own opens never get
+ * the number we write to; fd -1 (nothing is written) if it was not open
+ * then, as the number would name whatever the program opens next.
+ */
+void uo_dest_keep(struct uo_dest *d);
+/*
+ * Writes the line (with its newline) to the descriptor if it still names
+ * the file it named at start, or appends it to the file, opened as safely
+ * as the config file is read: no symbolic link followed, nothing that could
+ * block (O_NONBLOCK; only a regular file is written), only the user's own.
+ */
+void uo_dest_write(const struct uo_dest *d, struct uo_line *l);
 
 /* "useonce: fd N: WHAT[: DETAIL]" to the trace. */
 void uo_trace(int fd, const char *what, const char *detail);

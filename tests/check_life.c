@@ -8,8 +8,11 @@
  * to the limit of 1048576 with bounded memory.
  *
  * The program re-executes itself with the library preloaded (streams of 4
- * MiB advised every 2 MiB, trace lines to descriptor TRACE_FD when it is
- * open), and again as the new image of its exec tests.
+ * MiB advised every 2 MiB, trace lines to descriptor TRACE_FD, the write
+ * end of a pipe whose read end the tests hold as TRACE_IN), and again as
+ * the new image of its exec tests.  The library makes TRACE_FD its own at
+ * start (a private duplicate): what it writes stays in that pipe, whatever
+ * the tests do with the number.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,6 +35,7 @@
 #define KiB		(1ULL << 10)
 #define MiB		(1ULL << 20)
 #define TRACE_FD	900
+#define TRACE_IN	901
 #define FD_LIMIT	1048576
 
 extern char **environ;
@@ -127,36 +131,47 @@ static bool pread_span(int fd, uint32_t seed, uint64_t off, uint64_t end, size_t
 	return true;
 }
 
-/* The trace lines the library wrote to TRACE_FD while it was this file; returns its text. */
-static int trace_to(char *path)
+/*
+ * What the library traced since the last call: the pipe drained into out
+ * (NULL: thrown away).  Raw system calls: the descriptors our hooks see are
+ * the ones under test.
+ */
+static void trace_take(char *out, size_t size)
 {
-	int fd = open(path_of(path, "trace"), O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	char junk[4096];
+	size_t len = 0;
+	long n;
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(dup2(fd, TRACE_FD), TRACE_FD);
-	close(fd);
-	return TRACE_FD;
+	for (;;) {
+		if (out && len + 1 < size)
+			n = syscall(SYS_read, TRACE_IN, out + len, size - 1 - len);
+		else
+			n = syscall(SYS_read, TRACE_IN, junk, sizeof(junk));
+		if (n <= 0)
+			break;
+		if (out && len + 1 < size)
+			len += (size_t)n;
+	}
+	if (out)
+		out[len] = '\0';
 }
 
-/* With raw system calls: the descriptor it briefly takes is the one under test. */
-static void trace_again(const char *path)
+/*
+ * TRACE_FD and TRACE_IN, before the library is loaded: a pipe big enough
+ * for a test's lines, its read end non-blocking.
+ */
+static void trace_pipe(void)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND);
+	int p[2];
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(syscall(SYS_dup3, fd, TRACE_FD, 0), TRACE_FD);
-	syscall(SYS_close, fd);
-}
-
-static void trace_read(const char *path, char *out, size_t size)
-{
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	long n = fd >= 0 ? syscall(SYS_read, fd, out, size - 1) : -1;
-
-	out[n > 0 ? n : 0] = '\0';
-	if (fd >= 0)
-		syscall(SYS_close, fd);
-	syscall(SYS_close, TRACE_FD);
+	if (pipe(p) != 0 || dup2(p[1], TRACE_FD) != TRACE_FD || dup2(p[0], TRACE_IN) != TRACE_IN) {
+		perror("check_life: trace pipe");
+		exit(EXIT_FAILURE);
+	}
+	close(p[0]);
+	close(p[1]);
+	fcntl(TRACE_FD, F_SETPIPE_SZ, 1 << 20);
+	fcntl(TRACE_IN, F_SETFL, fcntl(TRACE_IN, F_GETFL) | O_NONBLOCK);
 }
 
 static bool exited_ok(int status)
@@ -224,21 +239,20 @@ START_TEST(test_fork_while_a_slot_is_held)
 	char path[PATH_MAX];
 	struct holder h = { .seed = 11 };
 	pthread_t t;
-	int p[2], status, fl;
+	int status, fl;
 	pid_t pid;
 	char junk[65536];
 
 	make("fork", 11, 32);
 	h.fd = open(path_of(path, "fork"), O_RDONLY);
 	ck_assert_int_ge(h.fd, 0);
-	ck_assert_int_eq(pipe(p), 0);
-	fl = fcntl(p[1], F_GETFL);
-	ck_assert_int_eq(fcntl(p[1], F_SETFL, fl | O_NONBLOCK), 0);
-	while (write(p[1], junk, sizeof(junk)) > 0)
+	/* Fill the library's trace pipe through our own end of it. */
+	trace_take(NULL, 0);
+	fl = fcntl(TRACE_FD, F_GETFL);
+	ck_assert_int_eq(fcntl(TRACE_FD, F_SETFL, fl | O_NONBLOCK), 0);
+	while (write(TRACE_FD, junk, sizeof(junk)) > 0)
 		;
-	ck_assert_int_eq(fcntl(p[1], F_SETFL, fl), 0);
-	ck_assert_int_eq(dup2(p[1], TRACE_FD), TRACE_FD);
-	close(p[1]);
+	ck_assert_int_eq(fcntl(TRACE_FD, F_SETFL, fl), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, hold_slot, &h), 0);
 	/* The stream is promoted after 4 MiB; its trace line then blocks in write(2). */
 	ck_assert_msg(blocked_in_write(&h.tid), "the library never blocked on its trace line: "
@@ -247,8 +261,8 @@ START_TEST(test_fork_while_a_slot_is_held)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		syscall(SYS_close, TRACE_FD);	/* the child's own trace lines would block too */
-		syscall(SYS_close, p[0]);
+		/* The child's own trace lines would block too: they may be lost instead. */
+		fcntl(TRACE_FD, F_SETFL, fl | O_NONBLOCK);
 		/* The same descriptor, at its cursor, still at 0: a stream the child must drop. */
 		if (!read_span(h.fd, 11, 0, 32 * MiB, 256 * KiB))
 			_exit(2);
@@ -258,17 +272,11 @@ START_TEST(test_fork_while_a_slot_is_held)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	/* Unblock the parent's thread: drain the pipe until it has finished. */
-	fl = fcntl(p[0], F_GETFL);
-	fcntl(p[0], F_SETFL, fl | O_NONBLOCK);
 	while (pthread_tryjoin_np(t, NULL) != 0) {
-		while (read(p[0], junk, sizeof(junk)) > 0)
-			;
+		trace_take(NULL, 0);
 		usleep(1000);
 	}
-	while (read(p[0], junk, sizeof(junk)) > 0)
-		;
-	syscall(SYS_close, TRACE_FD);
-	close(p[0]);
+	trace_take(NULL, 0);
 	ck_assert_msg(h.ok, "the parent's thread read wrong data");
 	ck_assert_msg(WIFEXITED(status), "the child died: signal %d", WTERMSIG(status));
 	ck_assert_msg(WEXITSTATUS(status) != 2, "the child read wrong data");
@@ -519,14 +527,14 @@ START_TEST(test_replaced_descriptor_starts_afresh)
 {
 	static const char *const names[] = { "dup2", "dup3", "close_range", "closefrom",
 					     "raw close" };
-	char a[PATH_MAX], b[PATH_MAX], trace[PATH_MAX], text[16384], needle[64];
+	char a[PATH_MAX], b[PATH_MAX], text[16384], needle[64];
 	enum replace_how how = (enum replace_how)_i;
 	uint64_t kept;
 	int x, nb;
 
 	make("replace-a", 18, 32);
 	make("replace-b", 19, 32);
-	trace_to(trace);
+	trace_take(NULL, 0);
 	x = open(path_of(a, "replace-a"), O_RDONLY);
 	ck_assert_int_ge(x, 0);
 	ck_assert(pread_span(x, 18, 0, 16 * MiB, 256 * KiB));
@@ -545,9 +553,8 @@ START_TEST(test_replaced_descriptor_starts_afresh)
 		if (how == BY_CLOSE_RANGE) {
 			ck_assert_int_eq(close_range((unsigned)x, (unsigned)x, 0), 0);
 		} else if (how == BY_CLOSEFROM) {
-			/* Everything from x up, the trace too: append to it again after. */
+			/* Everything from x up, maybe the library's trace too. */
 			closefrom(x);
-			trace_again(trace);
 		} else {
 			ck_assert_int_eq(syscall(SYS_close, x), 0);
 		}
@@ -561,7 +568,7 @@ START_TEST(test_replaced_descriptor_starts_afresh)
 	ck_assert(pread_span(x, 19, 16 * MiB, 19 * MiB, 256 * KiB));
 	kept = resident_range(b, 16 * MiB, 19 * MiB);
 	ck_assert_int_eq(close(x), 0);
-	trace_read(trace, text, sizeof(text));
+	trace_take(text, sizeof(text));
 	snprintf(needle, sizeof(needle), "fd %d: forgotten", x);
 	printf("check_life: replaced by %s: %.1f of 3 MiB of the new file kept, %s\n", names[how],
 	       uot_mib(kept), strstr(text, needle) ? "caught by the identity check" :
@@ -978,8 +985,10 @@ int main(int argc, char **argv)
 
 		return syscall(SYS_write, atoi(argv[2]), &kib, sizeof(kib)) == sizeof(kib) ? 0 : 1;
 	}
-	if (!getenv(CHILD_MARK))
+	if (!getenv(CHILD_MARK)) {
+		trace_pipe();
 		uot_reexec_preloaded(argv, CHILD_MARK, env);
+	}
 	if (!realpath("/proc/self/exe", L.self)) {
 		perror("/proc/self/exe");
 		return EXIT_FAILURE;
