@@ -64,17 +64,19 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
  * Kernels without cachestat (before 6.5) are not waited for: the stream's
  * writeback is still started early, only not throttled.
  */
-static uint64_t uo_wait_writeback(int fd, struct uo_range r)
+static uint64_t uo_wait_writeback(int fd, struct uo_range r, bool *clean)
 {
 	struct uo_cachestat cs;
 	uint64_t nap = UO_WAIT_FIRST_NS, waited = 0;
 
+	*clean = true;
 	for (;;) {
 		struct timespec ts;
 
 		if (uo_cachestat(fd, r.start, uo_len(r), &cs) != 0)
 			return waited;
-		if (cs.nr_dirty == 0 && cs.nr_writeback == 0)
+		*clean = cs.nr_dirty == 0 && cs.nr_writeback == 0;
+		if (*clean)
 			return waited;
 		if (waited >= UO_WAIT_BUDGET_NS)
 			return waited;
@@ -87,6 +89,33 @@ static uint64_t uo_wait_writeback(int fd, struct uo_range r)
 		if (nap < UO_WAIT_LONGEST_NS)
 			nap *= 2;
 	}
+}
+
+/*
+ * Did writeback of the range fail?  A page whose writeback failed is clean
+ * and looks like any other, and it may be the only good copy of the data:
+ * dropping it makes the program read the disk's garbage back.  The kernel
+ * keeps one writeback error per file and reports it once to each open
+ * description, so it is asked of a description of our own, opened through
+ * /proc, never of the program's: the program's descriptors still get the
+ * error from their fsync.  (One that the program opens after this check
+ * may not: the kernel then counts the error as seen.)  Asked only once the
+ * range is clean, so the wait is immediate.  True when it cannot be told
+ * (no /proc, no read access): the pages are then kept.
+ */
+static bool uo_writeback_failed(int fd, struct uo_range r)
+{
+	char path[UO_PROC_FD_PATH];
+	long own;
+	int err;
+
+	uo_proc_fd_path(path, fd);
+	own = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (own < 0)
+		return true;
+	err = uo_sync_file_range((int)own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
+	uo_sys(SYS_close, own);
+	return err != 0;
 }
 
 /*
@@ -182,9 +211,9 @@ static void uo_count_drop(struct uo_range r, uint64_t keep, uint64_t align, uint
  * In a dry run every decision is made and counted as usual, but the kernel
  * is told nothing: the trace says what would have been done.
  */
-void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted)
+unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted)
 {
-	bool dry = uo_config.dryrun;
+	bool dry = uo_config.dryrun, clean = true;
 	uint64_t waited = 0;
 	int err = 0;
 
@@ -200,8 +229,20 @@ void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *coun
 		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, 0);
 	}
 	if (!uo_range_empty(adv->drop)) {
-		if (!dry && (adv->flags & UO_ADV_WAIT))
-			waited = uo_wait_writeback(fd, adv->drop);
+		if (!dry && (adv->flags & UO_ADV_WAIT)) {
+			waited = uo_wait_writeback(fd, adv->drop, &clean);
+			/* Still dirty after the budget: kept, as dirty pages are anyway. */
+			if (!clean) {
+				uo_trace_advice(fd, "kept (writeback not done)", adv->drop, 0, waited);
+				return 0;
+			}
+			if (uo_writeback_failed(fd, adv->drop)) {
+				UO_STAT_ADD(advice_errors, 1);
+				uo_trace_advice(fd, "kept (writeback failed: the only good copy)",
+						adv->drop, 0, waited);
+				return UO_APPLY_WB_FAILED;
+			}
+		}
 		err = dry ? 0 : uo_drop(fd, adv->drop, adv->keep, uo_config.tuning.align);
 		if (err)
 			UO_STAT_ADD(advice_errors, 1);
@@ -212,6 +253,7 @@ void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *coun
 					: adv->keep ? "drop (sparing what was cached before)" : "drop",
 				adv->drop, err, waited);
 	}
+	return 0;
 }
 
 /* A whole file of a tree, cold when opened and read whole: it can go. */

@@ -14,9 +14,11 @@
 /*
  * Applies the policy's advice.  'size': the file's size, to count advice
  * that runs to end of file; 'counted': statistics of drops are counted up
- * to there.
+ * to there.  Returns UO_APPLY_WB_FAILED if writeback of the drop range
+ * failed: nothing was dropped, and nothing more of the stream should be.
  */
-void uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted);
+#define UO_APPLY_WB_FAILED	1u
+unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted);
 /* Which folios of r were cached?  The UO_EV_* answer for the policy. */
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */

@@ -68,25 +68,13 @@ bool uo_same_file(int fd, const struct uo_file *was, uint64_t *size)
 
 const char *uo_path_rule(int fd)
 {
-	char link[32], path[1024];
-	static const char prefix[] = "/proc/self/fd/";
+	char link[UO_PROC_FD_PATH], path[1024];
 	enum uo_rule_kind kind;
-	char digits[12];
-	size_t n = 0, i;
 	long len;
 
 	if (!uo_rules.n)
 		return NULL;
-	for (i = 0; prefix[i]; i++)
-		link[n++] = prefix[i];
-	i = 0;
-	do {
-		digits[i++] = (char)('0' + fd % 10);
-		fd /= 10;
-	} while (fd);
-	while (i)
-		link[n++] = digits[--i];
-	link[n] = '\0';
+	uo_proc_fd_path(link, fd);
 	/* A path longer than the buffer is cut, but rules are shorter than it. */
 	len = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
 	path[len > 0 ? len : 0] = '\0';

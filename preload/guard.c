@@ -190,7 +190,9 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		uo_trace(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
-	uo_apply(fd, &adv, size, &s->drops_counted);
+	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
+	if (uo_apply(fd, &adv, size, &s->drops_counted) & UO_APPLY_WB_FAILED)
+		s->st.blind = 1;
 probe:
 	if (!uo_range_empty(adv.probe))
 		uo_guard_probe(fd, s, adv.probe);

@@ -129,6 +129,23 @@ void uo_unmap(void *p, size_t size)
 	uo_sys(SYS_munmap, p, size);
 }
 
+void uo_proc_fd_path(char *out, int fd)
+{
+	static const char prefix[] = "/proc/self/fd/";
+	char digits[12];
+	size_t n = 0, i = 0;
+
+	for (; prefix[n]; n++)
+		out[n] = prefix[n];
+	do {
+		digits[i++] = (char)('0' + fd % 10);
+		fd /= 10;
+	} while (fd > 0);
+	while (i)
+		out[n++] = digits[--i];
+	out[n] = '\0';
+}
+
 bool uo_clock_ms(int which, uint64_t *ms)
 {
 	struct timespec ts;

@@ -100,6 +100,9 @@ int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cachestat *cs);
  */
 void *uo_map_private(size_t size);
 void uo_unmap(void *p, size_t size);
+/* "/proc/self/fd/N" into out, which holds UO_PROC_FD_PATH bytes. */
+#define UO_PROC_FD_PATH	32
+void uo_proc_fd_path(char *out, int fd);
 /* Milliseconds of a clock (CLOCK_MONOTONIC, CLOCK_REALTIME); false on failure. */
 bool uo_clock_ms(int which, uint64_t *ms);
 
