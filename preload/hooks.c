@@ -44,6 +44,8 @@ static inline int uo_stdio_fd(FILE *fp)
 /* With optimisation, stdio.h makes these macros; we need the functions. */
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef fgets_unlocked
+#undef getline
 
 /* Fortified entry points: libc declares them only for fortified builds. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
@@ -145,6 +147,69 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		if (uo_ret > 0)							\
 			uo_note_slot(uo_s, (fd), UO_READ, UO_AT(uo_pos), (uint64_t)uo_ret); \
 		return uo_ret;
+
+/*
+ * stdio: most calls only copy a few bytes to or from the stream's buffer
+ * (ls -l makes thousands of fwrite_unlocked calls of a few bytes each);
+ * the kernel sees them when libc empties or refills the buffer, inside the
+ * call or in a later one.  The buffer's pointers, in the FILE layout glibc
+ * publishes for its own getc and putc macros, tell what one call moved to
+ * or from the kernel: a call that did neither costs a few loads and never
+ * looks for the descriptor.  Bytes put by the inline putc are counted too,
+ * when the buffer they went to is written.  Another thread may use the
+ * stream meanwhile (the _unlocked calls, or between locked ones): an answer
+ * that cannot be right counts the call's own bytes.  libc takes the stream
+ * to be valid, and crashes on a bad one as we do.
+ */
+static inline int64_t uo_stdio_held(FILE *fp, unsigned dir)
+{
+	if (dir == UO_READ)
+		return fp->_IO_read_end - fp->_IO_read_ptr;	/* read ahead, not yet taken */
+	return fp->_IO_write_ptr - fp->_IO_write_base;		/* taken, not yet written */
+}
+
+/* What the call moved between the buffer and the kernel: 0 in the common case. */
+static inline int64_t uo_stdio_moved(FILE *fp, unsigned dir, int64_t before, uint64_t bytes)
+{
+	int64_t after = uo_stdio_held(fp, dir);
+
+	return dir == UO_READ ? (int64_t)bytes + after - before : before + (int64_t)bytes - after;
+}
+
+/* Out of the hook's way: the buffer was emptied or refilled. */
+static __attribute__((noinline)) void uo_stdio_note(FILE *fp, unsigned dir, int64_t moved,
+						    uint64_t bytes)
+{
+	int64_t size = fp->_IO_buf_end - fp->_IO_buf_base;
+
+	if (moved < 0 || size < 0 || (uint64_t)moved > bytes + (uint64_t)size)
+		moved = (int64_t)bytes;
+	if (moved > 0)
+		uo_note(uo_stdio_fd(fp), dir, UO_CURSOR, (uint64_t)moved);
+}
+
+/* What a refill brought: the bytes now in the read buffer. */
+static inline uint64_t uo_stdio_filled(FILE *fp)
+{
+	return fp->_IO_read_end > fp->_IO_read_base ?
+	       (uint64_t)(fp->_IO_read_end - fp->_IO_read_base) : 0;
+}
+
+/* What a flush wrote: a buffer's worth, as __overflow runs when it is full. */
+static inline uint64_t uo_stdio_flushed(FILE *fp)
+{
+	return fp->_IO_buf_end > fp->_IO_buf_base ?
+	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
+}
+
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes)					int64_t uo_held = uo_stdio_held((fp), (dir)), uo_moved;				ret uo_ret;									UO_FN(name, fail)								uo_ret = uo_fn args;								uo_moved = uo_stdio_moved((fp), (dir), uo_held, (uint64_t)(bytes)); 		if (UO_UNLIKELY(uo_moved != 0))								uo_stdio_note((fp), (dir), uo_moved, (uint64_t)(bytes)); 		return uo_ret;
+
+/*
+ * A refill moves the read pointer back to the buffer's start, or changes
+ * its end: a line longer than the buffer may hide one, which only delays
+ * the count.
+ */
+#define UO_BODY_LINES(name, ret, args, fail, fp, ok)						char *uo_ptr = (fp)->_IO_read_ptr, *uo_end = (fp)->_IO_read_end; 		ret uo_ret;									UO_FN(name, fail)								uo_ret = uo_fn args;								if ((ok) && UO_UNLIKELY((fp)->_IO_read_ptr < uo_ptr ||							(fp)->_IO_read_end != uo_end))					uo_note(uo_stdio_fd(fp), UO_READ, UO_CURSOR, uo_stdio_filled(fp)); 		return uo_ret;
 
 /* One window at a time: copy.h. */
 #define UO_BODY_COPY(name, ret, args, fail, in_fd, in_at, out_fd, out_at, want, split) \
