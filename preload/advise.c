@@ -119,7 +119,10 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 }
 
 /*
- * Which folios of the range hold cached pages (at least half of each)?
+ * Which folios of the range hold cached pages?  One page is enough: a hot
+ * set can be sparse (a database's index pages, 4 KiB each), and every one
+ * of its pages is someone's.  Keeping the folio-sized range around it keeps
+ * some of the stream's own pages too: the price of never dropping another's.
  * Returns the UO_EV_* answer for the policy.  cachestat refuses (EPERM)
  * files the caller could not write and does not own, exactly those for
  * which mincore would lie; the policy then spares the stream's reads.
@@ -144,8 +147,7 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 		return UO_EV_PROBED;
 	}
 	for (i = 0; i < folios && i < 64; i++)
-		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 &&
-		    cs.nr_cache * page * 2 >= align)
+		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
 			*cached |= 1ULL << i;
 	return UO_EV_PROBED;
 }

@@ -114,6 +114,9 @@ void uo_copy_begin(struct uo_copy *c, int in, const void *in_off, unsigned in_wi
 	c->total = 0;
 	c->known = false;
 	c->len = len;
+	/* cp copies a whole file from its start: its head is probed as a reader's is. */
+	if (!in_off && len >= UO_HEAD_PROBE_MIN && uo_head_unprobed(uo_slot_peek(in)))
+		uo_note_head(in, -1);
 	/* Offsets are read before the call only where a copy may be cut. */
 	if (split == UO_SPLIT_NONE || len <= uo_config.tuning.window || uo_config.disabled)
 		return;

@@ -64,6 +64,7 @@ void uo_slot_clear(struct uo_slot *s)
 	atomic_store_explicit(&s->counted[UO_WRITE], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
 	s->opened = UO_OPENED_UNKNOWN;
+	atomic_store_explicit(&s->head_probed, 0, memory_order_relaxed);
 	/* All zeroes is a fresh stream for the policy. */
 	memset(&s->st, 0, sizeof(s->st));
 	memset(&s->file, 0, sizeof(s->file));

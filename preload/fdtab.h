@@ -42,6 +42,7 @@ struct uo_slot {
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
 	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
+	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
 	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */

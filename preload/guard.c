@@ -245,6 +245,48 @@ out:
 	errno = saved;
 }
 
+/*
+ * The first probe of a stream lies a window and a lookahead ahead of the
+ * cursor, beyond readahead, and what comes before it used to be judged by
+ * it: an 8 MiB hot head of a file was dropped whole.  Probed here, before
+ * the descriptor's first big read, the head is seen as it was before the
+ * stream: two system calls per descriptor (lseek for a read at the
+ * cursor, cachestat), none for small reads.  Only from the start of the
+ * file, where a freshly opened descriptor reads: further on, the
+ * description may have read before (inherited, or a slot forgotten), and
+ * its own pages would look cached.
+ */
+void uo_note_head(int fd, int64_t off)
+{
+	const struct uo_tuning *t = &uo_config.tuning;
+	int saved = errno;
+	struct uo_range r;
+	struct uo_slot *s;
+
+	if (uo_config.disabled || !(t->guard & UO_GUARD_READ) || (off != 0 && off != -1))
+		return;
+	s = uo_slot_get(fd);
+	if (!s || !uo_slot_lock(s))
+		goto out;
+	if (atomic_load_explicit(&s->head_probed, memory_order_relaxed) ||
+	    s->st.state != UO_NEW || s->st.probed)
+		goto unlock;
+	atomic_store_explicit(&s->head_probed, 1, memory_order_relaxed);
+	if (off == -1 && uo_cursor(fd) != 0)
+		goto unlock;
+	r.start = 0;
+	r.end = t->window + uo_lookahead(t, UO_READ);
+	if (t->align)
+		r.end += (t->align - r.end % t->align) % t->align;
+	if (r.end > UO_MEMORY_FOLIOS * t->align)
+		r.end = UO_MEMORY_FOLIOS * t->align;
+	uo_guard_probe(fd, s, r);
+unlock:
+	uo_slot_unlock(s);
+out:
+	errno = saved;
+}
+
 bool uo_tree_streaming(void)
 {
 	return atomic_load_explicit(&uo_tree_on, memory_order_relaxed);

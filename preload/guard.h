@@ -24,6 +24,18 @@ void uo_note_closing(int fd);
 void uo_note_forget(int fd);
 /* fd was just opened for reading while the process streams a tree. */
 void uo_note_opened(int fd);
+/*
+ * Before a descriptor's first read (or copy) of UO_HEAD_PROBE_MIN or more:
+ * what is cached at the file's start, seen before the stream touches it.
+ * 'off' is the read's offset, -1 for the file position.
+ */
+#define UO_HEAD_PROBE_MIN	(64u * 1024u)
+void uo_note_head(int fd, int64_t off);
+static inline bool uo_head_unprobed(const struct uo_slot *s)
+{
+	return !s || !atomic_load_explicit(&s->head_probed, memory_order_relaxed);
+}
+
 /* Is the process streaming a tree of files?  Opens matter only then. */
 bool uo_tree_streaming(void);
 

@@ -140,6 +140,10 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
 		struct uo_slot *uo_s = uo_slot_peek(fd);			\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
+		if (UO_UNLIKELY(uo_head_unprobed(uo_s)) && (len) >= UO_HEAD_PROBE_MIN) { \
+			uo_note_head((fd), uo_pos);				\
+			uo_s = uo_slot_peek(fd);				\
+		}								\
 		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
 				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
 		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), uo_pos, (flags), &uo_ret)) \

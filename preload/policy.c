@@ -46,6 +46,14 @@ void uo_ignore(struct uo_stream *st)
 
 static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64_t end)
 {
+	/*
+	 * A run starting where a probe already looked (the probe of a
+	 * descriptor's head, made before its first read) keeps what it learnt:
+	 * that was seen before the stream came, and cannot be seen again.
+	 */
+	bool probed_here = st->probed && st->dir == dir && start >= st->probe_floor &&
+			   start < st->probed;
+
 	st->state = UO_TRACKING;
 	st->dir = dir;
 	st->run_start = start;
@@ -53,6 +61,8 @@ static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64
 	st->positioned = 1;
 	st->dropped = 0;
 	st->flushed = 0;
+	if (probed_here)
+		return;
 	/* What was learnt of residency was about another part of the file. */
 	st->probed = 0;
 	st->probe_floor = 0;
