@@ -324,10 +324,20 @@ void uo_note_closing(int fd)
 	if (uo_config.disabled) {
 		/* nothing */
 	} else if (s->st.state == UO_STREAM && uo_same_file(fd, &s->file, &size)) {
+		bool wrote = s->st.dir == UO_WRITE;
+		struct uo_file f;
+
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
 		uo_apply(fd, &adv, size, &s->drops_counted);
+		/*
+		 * A file written is often read back soon (a build's output, a
+		 * download checked): noted as a stream, once its size and time
+		 * are final, so that reading it again keeps it.
+		 */
+		if (wrote && uo_fstat(fd, &f) == 0)
+			uo_record_streamed_again(&f);
 	} else {
 		uo_tree_closing(fd, s);
 	}

@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "config.h"
 #include "policy.h"
+#include "record.h"
 #include "sys.h"
 #include "trace.h"
 #include "tree.h"
@@ -86,6 +87,11 @@ void uo_tree_closing(int fd, struct uo_slot *s)
 	why = uo_path_rule(fd);
 	if (why) {
 		uo_trace(fd, "tree file left alone", why);
+		return;
+	}
+	/* A data loader reads the same files on every pass: the second time, they stay. */
+	if (uo_record_streamed_again(&f)) {
+		uo_trace(fd, "tree file left to the kernel's cache", "read again within USEONCE_REUSE");
 		return;
 	}
 	uo_drop_tree_file(fd, f.size);
