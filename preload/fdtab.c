@@ -63,6 +63,8 @@ void uo_slot_clear(struct uo_slot *s)
 	atomic_store_explicit(&s->counted[UO_READ], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->counted[UO_WRITE], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
+	atomic_store_explicit(&s->quiet, 0, memory_order_relaxed);
+	s->kind_known = 0;
 	s->opened = UO_OPENED_UNKNOWN;
 	atomic_store_explicit(&s->head_probed, 0, memory_order_relaxed);
 	/* All zeroes is a fresh stream for the policy. */
@@ -76,8 +78,12 @@ void uo_slot_forget(struct uo_slot *s)
 		uo_slot_clear(s);
 		uo_slot_unlock(s);
 	} else {
-		/* The holder may be mid-update; whoever locks next starts afresh. */
+		/*
+		 * The holder may be mid-update; whoever locks next starts afresh.
+		 * Hooks pass a quiet slot by without locking it: hear it now.
+		 */
 		atomic_store_explicit(&s->stale, 1, memory_order_release);
+		atomic_store_explicit(&s->quiet, 0, memory_order_relaxed);
 	}
 }
 

@@ -41,6 +41,8 @@ struct uo_slot {
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
+	_Atomic uint32_t quiet;	/* ignored by the policy: hooks pass it by until it is cleared */
+	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
 	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */

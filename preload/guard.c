@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 #include "advise.h"
 #include "classify.h"
@@ -164,6 +165,21 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	struct uo_advice adv;
 	uint64_t size;
 
+	/*
+	 * A descriptor that is not a regular file (/dev/null, a tty, a pipe, a
+	 * block device) will never be guarded: learn it at its first window,
+	 * with one fstat, and its hooks pass it by from then on.
+	 */
+	if (!s->kind_known && s->st.state != UO_STREAM) {
+		struct uo_file f;
+
+		s->kind_known = 1;
+		if (uo_fstat(fd, &f) == 0 && !S_ISREG(f.mode)) {
+			uo_ignore(&s->st);
+			uo_trace(fd, "ignored", "not a regular file");
+			return;
+		}
+	}
 	uo_count_stream(s, 0);
 	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
@@ -240,6 +256,8 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	}
 	uo_guard_locked(fd, s, dir, at, len);
 	uo_update_uncached(fd, s);
+	if (s->st.state == UO_IGNORED)
+		atomic_store_explicit(&s->quiet, 1, memory_order_relaxed);
 	uo_slot_unlock(s);
 out:
 	errno = saved;

@@ -48,10 +48,24 @@ bool uo_tree_streaming(void);
 static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_t at,
 				uint64_t len)
 {
+	/* /dev/null, a pipe, a tty, a file streamed again: nothing to do, ever. */
+	if (s && atomic_load_explicit(&s->quiet, memory_order_relaxed))
+		return;
 	if (at == UO_UNKNOWN) {
-		if (s && atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len <
-			 uo_config.tuning.window)
-			return;
+		/*
+		 * A plain add, not a locked one (which cost a cached 4 KiB read
+		 * 2-3% of its time): two threads racing on one descriptor may
+		 * lose or revive a count, which only moves the next look at the
+		 * cursor by a window.  The count is a hint; the policy works on
+		 * positions.
+		 */
+		if (s) {
+			uint64_t n = atomic_load_explicit(&s->counted[dir], memory_order_relaxed) + len;
+
+			atomic_store_explicit(&s->counted[dir], n, memory_order_relaxed);
+			if (n < uo_config.tuning.window)
+				return;
+		}
 	} else if (s && uo_slot_lock(s)) {
 		struct uo_event ev = { .end = at + len, .len = len, .dir = (uint8_t)dir };
 		bool quiet = uo_observe_quiet(&s->st, &uo_config.tuning, &ev);

@@ -56,7 +56,8 @@ struct odd_scenario {
 	const char *forbid;
 };
 
-#define NO_POSITION	"ignored: no file position"
+/* Checked once, at a descriptor's first window, before its position is asked. */
+#define NOT_REGULAR	"ignored: not a regular file"
 #define MEMORY_FS	"ignored: memory filesystem"
 #define STREAM_READ	"read stream from"
 #define STREAM_WRITE	"write stream from"
@@ -67,9 +68,9 @@ static const struct odd_scenario odd_scenarios[] = {
 	/* The control: what a guarded file looks like in the trace. */
 	{ .name = "regular", .place = PLACE_DISK,
 	  .expect = { STREAM_READ, STREAM_WRITE, DROPPED } },
-	{ .name = "pipe", .place = PLACE_DISK, .expect = { NO_POSITION } },
-	{ .name = "socket", .place = PLACE_DISK, .expect = { NO_POSITION } },
-	{ .name = "tty", .place = PLACE_NONE, .expect = { NO_POSITION }, .forbid = STREAM_ANY },
+	{ .name = "pipe", .place = PLACE_DISK, .expect = { NOT_REGULAR } },
+	{ .name = "socket", .place = PLACE_DISK, .expect = { NOT_REGULAR } },
+	{ .name = "tty", .place = PLACE_NONE, .expect = { NOT_REGULAR }, .forbid = STREAM_ANY },
 	{ .name = "proc", .place = PLACE_NONE, .expect = { MEMORY_FS }, .forbid = STREAM_ANY },
 	{ .name = "memfd", .place = PLACE_DISK, .expect = { MEMORY_FS } },
 	{ .name = "tmpfs", .place = PLACE_TMPFS, .expect = { MEMORY_FS } },
@@ -78,10 +79,10 @@ static const struct odd_scenario odd_scenarios[] = {
 	{ .name = "append", .place = PLACE_DISK },
 	{ .name = "sparse", .place = PLACE_DISK, .expect = { STREAM_READ, DROPPED } },
 	{ .name = "grow", .place = PLACE_DISK, .expect = { STREAM_READ, DROPPED } },
-	/* /dev/zero's position is always 0: it never looks sequential. */
-	{ .name = "chardev", .place = PLACE_NONE, .forbid = STREAM_ANY },
+	/* /dev/zero's position is always 0: it would never look sequential anyway. */
+	{ .name = "chardev", .place = PLACE_NONE, .expect = { NOT_REGULAR }, .forbid = STREAM_ANY },
 	/* devtmpfs, and not a regular file: dd of a whole disk is left to the kernel. */
-	{ .name = "blockdev", .place = PLACE_LOOP, .expect = { "ignored: not a regular file" },
+	{ .name = "blockdev", .place = PLACE_LOOP, .expect = { NOT_REGULAR },
 	  .forbid = STREAM_ANY },
 };
 
