@@ -14,7 +14,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/auxv.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 
 #include "advise.h"
@@ -27,8 +29,6 @@ _Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
 /* A stuck disk must not hang the program forever in our hands. */
 #define UO_WAIT_BUDGET_NS	(5ULL * 1000000000ULL)
-#define UO_WAIT_FIRST_NS	(1ULL * 1000000ULL)
-#define UO_WAIT_LONGEST_NS	(16ULL * 1000000ULL)
 
 /* The length of a range for the kernel: 0 is "to end of file". */
 static uint64_t uo_len(struct uo_range r)
@@ -60,35 +60,209 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
 }
 
 /*
- * Wait until the range is clean, up to a budget.  Returns the time waited.
- * Kernels without cachestat (before 6.5) are not waited for: the stream's
- * writeback is still started early, only not throttled.
+ * Writers: how much of a process's written data may be on its way to the
+ * disk (dirty or under writeback) before it waits.  A writer whose data
+ * fits easily in memory never waits; one that outruns its disk is held
+ * back to its disk's pace once this much is in flight, as the kernel holds
+ * back any writer (at 20% of memory by default), only sooner: 1/32 of the
+ * memory the process may use, the smaller of RAM and its memory cgroups'
+ * limits, and at least two windows.  Found once per process, at its first
+ * write stream.  What a stream still has in flight when it is closed stays
+ * cached: closing waits until no more than two windows of the process's
+ * closed streams are left so.
  */
-static uint64_t uo_wait_writeback(int fd, struct uo_range r, bool *clean)
+#define UO_BUDGET_SHARE		32u
+#define UO_POLL_NS		(2ULL * 1000000ULL)
+
+static _Atomic uint64_t uo_budget;	/* 0: not known yet */
+/* Bytes left in flight by the write streams this process closed. */
+static _Atomic uint64_t uo_tails;
+
+/* A small file read whole with raw system calls (the hooks are ours). */
+static long uo_read_small(const char *path, char *buf, size_t size)
+{
+	long fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size - 1 &&
+	       (n = uo_sys(SYS_read, fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	uo_sys(SYS_close, fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static uint64_t uo_parse_u64(const char *p, bool *ok)
+{
+	uint64_t v = 0;
+
+	*ok = *p >= '0' && *p <= '9';
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v > UINT64_MAX / 10 ? UINT64_MAX : v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/*
+ * The smallest memory limit of the cgroup 'path' (under 'base') and its
+ * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).
+ */
+static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file)
+{
+	char at[512], buf[64];
+	uint64_t limit = UINT64_MAX, v;
+	size_t blen = strlen(base), plen = strlen(path), flen = strlen(file);
+	bool ok;
+
+	if (blen + plen + flen + 2 >= sizeof(at))
+		return limit;
+	memcpy(at, base, blen);
+	memcpy(at + blen, path, plen);
+	for (;;) {
+		while (plen > 1 && at[blen + plen - 1] == '/')
+			plen--;
+		at[blen + plen] = '/';
+		memcpy(at + blen + plen + 1, file, flen + 1);
+		if (uo_read_small(at, buf, sizeof(buf)) > 0) {
+			v = uo_parse_u64(buf, &ok);
+			if (ok && v < limit)
+				limit = v;
+		}
+		while (plen > 0 && at[blen + plen - 1] != '/')
+			plen--;
+		if (plen <= 1)
+			break;
+	}
+	return limit;
+}
+
+/* The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if none. */
+static uint64_t uo_cgroup_limit(void)
+{
+	char buf[4096], *line, *next, *ctl, *path;
+	uint64_t limit = UINT64_MAX, v;
+
+	if (uo_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return limit;
+	for (line = buf; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		/* ID:CONTROLLERS:PATH */
+		ctl = strchr(line, ':');
+		path = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!path)
+			continue;
+		*path++ = '\0';
+		ctl++;
+		if (!*ctl)
+			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max");
+		else if (strstr(ctl, "memory"))
+			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes");
+		else
+			continue;
+		if (v < limit)
+			limit = v;
+	}
+	return limit;
+}
+
+static uint64_t uo_write_budget(void)
+{
+	uint64_t budget = atomic_load_explicit(&uo_budget, memory_order_relaxed), mem;
+	struct sysinfo si;
+
+	if (budget)
+		return budget;
+	mem = uo_cgroup_limit();
+	if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem)
+		mem = (uint64_t)si.totalram * si.mem_unit;
+	budget = mem == UINT64_MAX ? 0 : mem / UO_BUDGET_SHARE;
+	if (budget < 2 * uo_config.tuning.window)
+		budget = 2 * uo_config.tuning.window;
+	atomic_store_explicit(&uo_budget, budget, memory_order_relaxed);
+	return budget;
+}
+
+/* Bytes of [from, to) dirty or under writeback; -1 without cachestat. */
+static int64_t uo_in_flight(int fd, uint64_t from, uint64_t to)
 {
 	struct uo_cachestat cs;
-	uint64_t nap = UO_WAIT_FIRST_NS, waited = 0;
+	uint64_t page = getauxval(AT_PAGESZ);
 
-	*clean = true;
-	for (;;) {
-		struct timespec ts;
+	if (uo_cachestat(fd, from, to == UO_EOF ? 0 : to - from, &cs) != 0)
+		return -1;
+	return (int64_t)((cs.nr_dirty + cs.nr_writeback) * (page ? page : 4096));
+}
 
-		if (uo_cachestat(fd, r.start, uo_len(r), &cs) != 0)
-			return waited;
-		*clean = cs.nr_dirty == 0 && cs.nr_writeback == 0;
-		if (*clean)
-			return waited;
-		if (waited >= UO_WAIT_BUDGET_NS)
-			return waited;
-		if (cs.nr_writeback == 0)
-			uo_sync_file_range(fd, r.start, uo_len(r), SYNC_FILE_RANGE_WRITE);
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)nap;
+/*
+ * Wait only while the stream has more than 'limit' in flight (checked
+ * every 2 ms: a doubling nap overslept the disk by up to half), at most
+ * UO_WAIT_BUDGET_NS.  Returns what is still in flight.
+ */
+static int64_t uo_wait_below(int fd, uint64_t from, uint64_t limit, uint64_t *waited)
+{
+	int64_t flying = uo_in_flight(fd, from, UO_EOF);
+
+	while (flying > (int64_t)limit && *waited < UO_WAIT_BUDGET_NS) {
+		struct timespec ts = { 0, UO_POLL_NS };
+
 		uo_sys(SYS_nanosleep, &ts, NULL);
-		waited += nap;
-		if (nap < UO_WAIT_LONGEST_NS)
-			nap *= 2;
+		*waited += UO_POLL_NS;
+		flying = uo_in_flight(fd, from, UO_EOF);
 	}
+	return flying;
+}
+
+/*
+ * A written range is due to be dropped.  The writer waits only past its
+ * budget (see above); otherwise the part whose writeback has not ended yet
+ * is left for the next range, which starts from *unclean - 1 and covers it
+ * again.  Only folios seen clean are dropped: a page is clean once its
+ * writeback ended, failed or not, and its error is known by then (checked
+ * next, uo_writeback_failed), so nothing that may be the only good copy is
+ * dropped unseen.  Returns the time waited; r is cut to what may go, and
+ * *clean says whether anything may.
+ */
+static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, bool closing,
+				  uint64_t *unclean, bool *clean)
+{
+	uint64_t budget = uo_write_budget(), window = uo_config.tuning.window, waited = 0;
+	uint64_t from = r->start, end = r->end, tails;
+	int64_t flying;
+
+	*clean = false;
+	/* Folios kept as cached before are counted from the range's own start. */
+	if (*unclean && *unclean - 1 < from && !keep)
+		from = *unclean - 1;
+	flying = uo_in_flight(fd, from, UO_EOF);
+	if (flying < 0)
+		return 0;	/* no cachestat (before 6.5): what is clean cannot be told */
+	r->start = from;
+	if (closing) {
+		tails = atomic_load_explicit(&uo_tails, memory_order_relaxed);
+		flying = uo_wait_below(fd, from, tails < 2 * window ? 2 * window - tails : 0,
+				       &waited);
+		if (flying > 0)
+			atomic_fetch_add_explicit(&uo_tails, (uint64_t)flying, memory_order_relaxed);
+	} else if (flying > (int64_t)budget) {
+		uo_wait_below(fd, from, budget - window / 2, &waited);
+	}
+	if (uo_in_flight(fd, from, end) != 0) {
+		uint64_t align = uo_config.tuning.align, at = from;
+		unsigned n = 0;
+
+		/* The clean folios at its start may go now, the rest with the next range. */
+		while (align && at < end && n++ < UO_MEMORY_FOLIOS &&
+		       uo_in_flight(fd, at, end - at < align ? end : at + align) == 0)
+			at += align;
+		r->end = at < end ? at : end;
+	}
+	*clean = r->end > r->start;
+	*unclean = r->end == end ? 0 : r->end + 1;
+	return waited;
 }
 
 /*
@@ -213,7 +387,8 @@ static void uo_count_drop(struct uo_range r, uint64_t keep, uint64_t align, uint
  * In a dry run every decision is made and counted as usual, but the kernel
  * is told nothing: the trace says what would have been done.
  */
-unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted)
+unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
+		  uint64_t *unclean, bool closing)
 {
 	bool dry = uo_config.dryrun, clean = true;
 	uint64_t waited = 0;
@@ -231,29 +406,30 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, 0);
 	}
 	if (!uo_range_empty(adv->drop)) {
+		struct uo_range r = adv->drop;
+
 		if (!dry && (adv->flags & UO_ADV_WAIT)) {
-			waited = uo_wait_writeback(fd, adv->drop, &clean);
-			/* Still dirty after the budget: kept, as dirty pages are anyway. */
+			waited = uo_write_throttle(fd, &r, adv->keep, closing, unclean, &clean);
 			if (!clean) {
-				uo_trace_advice(fd, "kept (writeback not done)", adv->drop, 0, waited);
+				uo_trace_advice(fd, "kept for now (writeback not done)", r, 0, waited);
 				return 0;
 			}
-			if (uo_writeback_failed(fd, adv->drop)) {
+			if (uo_writeback_failed(fd, r)) {
 				UO_STAT_ADD(advice_errors, 1);
 				uo_trace_advice(fd, "kept (writeback failed: the only good copy)",
-						adv->drop, 0, waited);
+						r, 0, waited);
 				return UO_APPLY_WB_FAILED;
 			}
 		}
-		err = dry ? 0 : uo_drop(fd, adv->drop, adv->keep, uo_config.tuning.align);
+		err = dry ? 0 : uo_drop(fd, r, adv->keep, uo_config.tuning.align);
 		if (err)
 			UO_STAT_ADD(advice_errors, 1);
 		else
-			uo_count_drop(adv->drop, adv->keep, uo_config.tuning.align, size, counted);
+			uo_count_drop(r, adv->keep, uo_config.tuning.align, size, counted);
 		uo_trace_advice(fd, dry ? (adv->keep ? "dry run: would drop (sparing what was cached before)"
 						     : "dry run: would drop")
 					: adv->keep ? "drop (sparing what was cached before)" : "drop",
-				adv->drop, err, waited);
+				r, err, waited);
 	}
 	return 0;
 }

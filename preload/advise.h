@@ -14,11 +14,14 @@
 /*
  * Applies the policy's advice.  'size': the file's size, to count advice
  * that runs to end of file; 'counted': statistics of drops are counted up
- * to there.  Returns UO_APPLY_WB_FAILED if writeback of the drop range
+ * to there.  'unclean': 1 + where written ranges left for later (their
+ * writeback had not ended) start, 0: none.  'closing': the tail of a stream
+ * being closed.  Returns UO_APPLY_WB_FAILED if writeback of the drop range
  * failed: nothing was dropped, and nothing more of the stream should be.
  */
 #define UO_APPLY_WB_FAILED	1u
-unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted);
+unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
+		  uint64_t *unclean, bool closing);
 /* Which folios of r were cached?  The UO_EV_* answer for the policy. */
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */

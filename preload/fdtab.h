@@ -49,6 +49,7 @@ struct uo_slot {
 	struct uo_stream st;
 	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */
 	uint64_t drops_counted;	/* statistics: its drops are counted up to here */
+	uint64_t unclean;	/* 1 + start of written ranges not dropped yet (uo_apply); 0: none */
 };
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];

@@ -207,7 +207,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		return;
 	}
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
-	if (uo_apply(fd, &adv, size, &s->drops_counted) & UO_APPLY_WB_FAILED)
+	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
 		s->st.blind = 1;
 probe:
 	if (!uo_range_empty(adv.probe))
@@ -348,7 +348,7 @@ void uo_note_closing(int fd)
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
-		uo_apply(fd, &adv, size, &s->drops_counted);
+		uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
 		/*
 		 * A file written is often read back soon (a build's output, a
 		 * download checked): noted as a stream, once its size and time
