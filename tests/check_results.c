@@ -1027,6 +1027,9 @@ static void line_hook(const struct hook *h)
 		line_run(h->kind, r, c, &a);
 		line_expect(h->name, c->what, "first", &c->first, a.ret, a.err);
 		line_expect(h->name, c->what, "last", &c->last, a.last_ret, a.last_err);
+		if (c->fx == FX_LINES && c->at == AT_LONG && (m == M_GETLINE || c->n > LONG_LINE))
+			ck_assert_msg(a.off[0] > LONG_LINE, "%s/%s: libc read %ld bytes, not the "
+				      "long line", h->name, c->what, a.off[0]);
 		line_run(h->kind, u, c, &b);
 		same(h->name, c->what, &a, &b);
 		compared++;
