@@ -12,7 +12,11 @@
  * USEONCE_WINDOW at 2M, so the guard's slow path (probes, advice, copies
  * cut into windows) runs between the compared calls; as root the read
  * hooks stream again as user nobody, where the guard reads uncached
- * (RWF_DONTCACHE) on the program's behalf.  The open hooks run again once
+ * (RWF_DONTCACHE) on the program's behalf.  The stdio hooks at a buffer's
+ * edge (line readers, and __uflow/__overflow behind the getc/putc macros)
+ * are called as programs call them: lines, or characters taken from and
+ * put into the buffer inline, fn reached only when it runs empty or full;
+ * what they delivered, the stream's position and flags are compared.  The open hooks run again once
  * the process streams a tree of small files.
  *
  * The list of hooks comes from hooks.def itself: a hook added without a
@@ -69,6 +73,7 @@ enum kind {
 	K_READ, K_READ_CHK, K_PREAD, K_PREAD_CHK, K_READV, K_PREADV, K_PREADV2,
 	K_WRITE, K_PWRITE, K_WRITEV, K_PWRITEV, K_PWRITEV2,
 	K_FREAD, K_FREAD_CHK, K_FWRITE,
+	K_GETDELIM, K_GETLINE, K_FGETS, K_UFLOW, K_OVERFLOW,
 	K_COPY_FILE_RANGE, K_SPLICE, K_SENDFILE,
 	K_OPEN, K_OPENAT, K_OPEN_2, K_OPENAT_2, K_FOPEN,
 	K_CLOSE, K_FCLOSE, K_DUP2, K_DUP3, K_CLOSE_RANGE, K_CLOSEFROM,
@@ -89,6 +94,9 @@ static const struct hook {
 	{ "fread", K_FREAD }, { "fread_unlocked", K_FREAD },
 	{ "__fread_chk", K_FREAD_CHK }, { "__fread_unlocked_chk", K_FREAD_CHK },
 	{ "fwrite", K_FWRITE }, { "fwrite_unlocked", K_FWRITE },
+	{ "getdelim", K_GETDELIM }, { "__getdelim", K_GETDELIM }, { "getline", K_GETLINE },
+	{ "fgets", K_FGETS }, { "fgets_unlocked", K_FGETS },
+	{ "__uflow", K_UFLOW }, { "__overflow", K_OVERFLOW },
 	{ "copy_file_range", K_COPY_FILE_RANGE }, { "splice", K_SPLICE },
 	{ "sendfile", K_SENDFILE }, { "sendfile64", K_SENDFILE },
 	{ "open", K_OPEN }, { "open64", K_OPEN }, { "openat", K_OPENAT }, { "openat64", K_OPENAT },
@@ -132,6 +140,17 @@ static bool is_stdio(enum kind k)
 	return k == K_FREAD || k == K_FREAD_CHK || k == K_FWRITE;
 }
 
+/* Line readers, and what the getc/putc macros call at the buffer's edge. */
+static bool is_line(enum kind k)
+{
+	return k >= K_GETDELIM && k <= K_OVERFLOW;
+}
+
+static bool reads(enum kind k)
+{
+	return is_read(k) || (is_line(k) && k != K_OVERFLOW);
+}
+
 /* ---- the two sides: libc's function and the one the program gets ---- */
 
 static void *libc_handle;
@@ -154,6 +173,7 @@ enum fx {
 	FX_FILE_RO, FX_FILE_WO, FX_FILE_APPEND,
 	FX_NEW,			/* "out", empty, read-write */
 	FX_BIG_RO,		/* "big", 20 MiB */
+	FX_LINES,		/* "lines", text lines, read-only */
 	FX_DIR,
 	FX_PIPE_R_DATA,		/* read end; 100 bytes in it, writer closed */
 	FX_PIPE_R_EMPTY_NB,	/* read end, non-blocking, writer open */
@@ -177,6 +197,7 @@ struct fixture {
 
 static char dir[PATH_MAX / 2];
 static char data_path[PATH_MAX], out_path[PATH_MAX], big_path[PATH_MAX], sub_path[PATH_MAX];
+static char lines_path[PATH_MAX];
 static unsigned char pattern[DATA_SIZE];
 
 static void raw_close(int fd)
@@ -247,6 +268,10 @@ static void fx_up(struct fixture *f, enum fx kind, off_t pos)
 		break;
 	case FX_BIG_RO:
 		f->fd = raw_open(big_path, O_RDONLY);
+		break;
+	case FX_LINES:
+		f->fd = raw_open(lines_path, O_RDONLY);
+		f->path = lines_path;
 		break;
 	case FX_DIR:
 		f->fd = raw_open(dir, O_RDONLY | O_DIRECTORY);
@@ -327,6 +352,8 @@ struct outcome {
 	long file_size[2];
 	long end_ret;		/* close or fclose at teardown */
 	int end_err;
+	long last_ret;		/* the last of a sequence of calls */
+	int last_err;
 };
 
 static uint64_t fnv(const void *p, size_t len, uint64_t h)
@@ -378,13 +405,13 @@ static void describe(char *out, size_t size, const struct outcome *o)
 {
 	snprintf(out, size, "ret %ld errno %d%s pos %ld/%ld off %ld/%ld left %ld/%ld "
 		 "ferror %d feof %d extra %ld/%ld/%ld/%ld data %016llx files %016llx:%ld/%016llx:%ld "
-		 "end %ld errno %d",
+		 "end %ld errno %d last %ld errno %d",
 		 o->ret, o->err, o->err == SENTINEL ? " (untouched)" : "", o->pos[0], o->pos[1],
 		 o->off[0], o->off[1], o->left[0], o->left[1], o->ferr, o->feof,
 		 o->extra[0], o->extra[1], o->extra[2], o->extra[3],
 		 (unsigned long long)o->buf_hash, (unsigned long long)o->file_hash[0],
 		 o->file_size[0], (unsigned long long)o->file_hash[1], o->file_size[1],
-		 o->end_ret, o->end_err);
+		 o->end_ret, o->end_err, o->last_ret, o->last_err);
 }
 
 /* ---- interrupting a blocked call ---- */
@@ -704,6 +731,306 @@ static void io_hook(const struct hook *h)
 		io_run(h->kind, r, c, &a);
 		check_expect(h->name, c->what, e, &a, c->len, h->kind, c->elem ? c->elem : 1);
 		io_run(h->kind, u, c, &b);
+		same(h->name, c->what, &a, &b);
+		compared++;
+	}
+}
+
+/* ---- line readers, getc and putc: the hooks at a stdio buffer's edge ---- */
+
+#define LONG_LINE	150000		/* longer than any stdio buffer */
+#define LINE_N		16		/* the default size of fgets's and getline's buffer */
+
+static off_t long_at, last_at, lines_size;	/* in the "lines" file */
+
+/* One stream read or written the way a program does, through one side's function. */
+struct lreader {
+	enum kind k;
+	void *fn;
+	FILE *fp;
+	char *line;		/* getline's buffer as it grows it, or fgets's */
+	size_t n;		/* its size */
+	bool null_ptr;		/* getline given no pointer to a buffer */
+	unsigned edges;		/* calls that reached fn: getc/putc do only at the edge */
+	long got;		/* bytes delivered (read) or accepted (written) */
+	uint64_t hash;		/* of every result and every byte delivered */
+};
+
+/*
+ * One line, or one getc or putc of c as glibc's macros make them: from or
+ * into the buffer inline, through fn when it runs empty or full.  Failure
+ * is a negative result for every kind (fgets: 1 for its buffer, -1 for NULL).
+ */
+static long lstep(struct lreader *r, int c)
+{
+	FILE *fp = r->fp;
+	unsigned edges = r->edges;
+	off_t from = 0;
+	long ret;
+	char *s;
+	int err;
+
+	switch (r->k) {
+	case K_GETDELIM:
+		ret = ((ssize_t (*)(char **, size_t *, int, FILE *))r->fn)(
+			r->null_ptr ? NULL : &r->line, &r->n, ';', fp);
+		break;
+	case K_GETLINE:
+		ret = ((ssize_t (*)(char **, size_t *, FILE *))r->fn)(r->null_ptr ? NULL : &r->line,
+								       &r->n, fp);
+		break;
+	case K_FGETS:
+		err = errno;
+		from = ftello(fp);
+		errno = err;
+		s = ((char *(*)(char *, int, FILE *))r->fn)(r->line, (int)r->n, fp);
+		ret = s == r->line ? 1 : s ? 2 : -1;
+		break;
+	case K_UFLOW:
+		if (fp->_IO_read_ptr < fp->_IO_read_end) {
+			ret = (unsigned char)*fp->_IO_read_ptr++;
+		} else {
+			r->edges++;
+			ret = ((int (*)(FILE *))r->fn)(fp);
+		}
+		break;
+	case K_OVERFLOW:
+		if (fp->_IO_write_ptr < fp->_IO_write_end) {
+			ret = (unsigned char)(*fp->_IO_write_ptr++ = (char)c);
+		} else {
+			r->edges++;
+			ret = ((int (*)(FILE *, int))r->fn)(fp, (unsigned char)c);
+		}
+		break;
+	default:
+		ck_abort_msg("lstep: kind %d is no line reader", (int)r->k);
+		return 0;
+	}
+	if (r->k == K_UFLOW || r->k == K_OVERFLOW) {
+		unsigned char b = (unsigned char)ret;
+
+		r->hash = ret < 0 ? fnv(&ret, sizeof(ret), r->hash) : fnv(&b, 1, r->hash);
+		r->got += ret >= 0;
+		/* errno after every call of fn, not just the last: a success leaves it alone. */
+		if (r->edges != edges) {
+			err = errno;
+			r->hash = fnv(&err, sizeof(err), r->hash);
+		}
+		return ret;
+	}
+	err = errno;
+	r->hash = fnv(&err, sizeof(err), r->hash);
+	r->hash = fnv(&ret, sizeof(ret), r->hash);
+	r->hash = fnv(&r->n, sizeof(r->n), r->hash);
+	if (r->k != K_FGETS && ret > 0) {
+		r->hash = fnv(r->line, (size_t)ret, r->hash);
+		r->got += ret;
+	} else if (r->k == K_FGETS && ret == 1) {
+		/*
+		 * fgets tells no length and lines may hold NULs: the stream's
+		 * move does (on a pipe, the whole buffer and its string).
+		 */
+		off_t to;
+
+		err = errno;
+		to = ftello(fp);
+		errno = err;
+		if (from >= 0 && to >= from && to - from < (off_t)r->n) {
+			r->hash = fnv(r->line, (size_t)(to - from) + 1, r->hash);
+			r->got += (long)(to - from);
+		} else {
+			r->hash = fnv(r->line, r->n, r->hash);
+			r->got += (long)strnlen(r->line, r->n);
+		}
+	}
+	return ret;
+}
+
+static void lreader_free(struct lreader *r)
+{
+	free(r->line);
+	r->line = NULL;
+}
+
+/* Kinds a case applies to. */
+#define M_GETLINE	1u	/* getline, getdelim */
+#define M_FGETS		2u
+#define M_GETC		4u
+#define M_PUTC		8u
+#define M_READERS	(M_GETLINE | M_FGETS | M_GETC)
+
+static unsigned mask_of(enum kind k)
+{
+	return k == K_FGETS ? M_FGETS : k == K_UFLOW ? M_GETC : k == K_OVERFLOW ? M_PUTC :
+	       M_GETLINE;
+}
+
+/* Places in the "lines" file. */
+enum { AT_START, AT_LONG, AT_LAST, AT_EOF };
+
+struct line_case {
+	const char *what;
+	unsigned only;		/* 0: every reader */
+	enum fx fx;
+	off_t at;		/* where the cursor is put first; AT_* in "lines" */
+	size_t n;		/* fgets's size, getline's buffer's; 0: LINE_N */
+	bool null_buf;		/* getline: *line NULL and *n 0, getline allocates */
+	bool null_ptr;		/* getline: no line pointer at all */
+	bool intr;
+	unsigned calls;		/* at most; 0: until one fails */
+	struct expect first, last;	/* libc's first and last calls */
+};
+
+static const struct line_case line_cases[] = {
+	{ "lines to the end", 0, FX_LINES, 0, .first = FULL, .last = ZERO },
+	{ "a line longer than the stdio buffer", 0, FX_LINES, AT_LONG, .calls = 1, .first = FULL },
+	{ "a line longer than the stdio buffer, whole", M_GETLINE | M_FGETS, FX_LINES, AT_LONG,
+	  .n = LONG_LINE + 100, .calls = 1, .first = FULL },
+	{ "the last line, without newline", 0, FX_LINES, AT_LAST, .first = FULL, .last = ZERO },
+	{ "at EOF", 0, FX_LINES, AT_EOF, .first = ZERO },
+	{ "NULL buffer of size 0: getline allocates", M_GETLINE, FX_LINES, 0, .null_buf = true,
+	  .first = FULL, .last = ZERO },
+	{ "NULL buffer of size 0, a long line", M_GETLINE, FX_LINES, AT_LONG, .null_buf = true,
+	  .calls = 1, .first = FULL },
+	{ "NULL line pointer", M_GETLINE, FX_LINES, 0, .null_ptr = true, .first = ERR(EINVAL) },
+	{ "fgets of size 1", M_FGETS, FX_LINES, 0, .n = 1, .calls = 3, .first = FULL },
+	{ "binary file: NULs, no final newline", 0, FX_FILE, 1000, .first = FULL, .last = ZERO },
+	{ "pipe with less than a line", 0, FX_PIPE_R_DATA, 0, .first = FULL, .last = ZERO },
+	{ "empty non-blocking pipe", 0, FX_PIPE_R_EMPTY_NB, 0, .first = ERR(EAGAIN) },
+	{ "empty pipe, signal", 0, FX_PIPE_R_EMPTY, 0, .intr = true, .first = ERR(EINTR) },
+	{ "closed descriptor", 0, FX_CLOSED, 0, .first = ERR(EBADF) },
+	{ "write-only file", 0, FX_FILE_WO, 0, .first = ERR(EBADF) },
+	{ "directory", 0, FX_DIR, 0, .first = ERR(EISDIR) },
+	/* putc: n is how many characters are put */
+	{ "file", M_PUTC, FX_FILE, 1000, .n = DATA_SIZE, .first = FULL, .last = FULL },
+	{ "new file, many buffers", M_PUTC, FX_NEW, 0, .n = BUF_SIZE, .first = FULL,
+	  .last = FULL },
+	{ "O_APPEND file", M_PUTC, FX_FILE_APPEND, 100, .n = 10000, .first = FULL, .last = FULL },
+	{ "empty pipe", M_PUTC, FX_PIPE_W, 0, .n = 16384, .first = FULL, .last = FULL },
+	{ "full non-blocking pipe", M_PUTC, FX_PIPE_W_FULL_NB, 0, .n = 16384, .first = FULL,
+	  .last = ERR(EAGAIN) },
+	{ "full pipe, signal", M_PUTC, FX_PIPE_W_FULL, 0, .n = 16384, .intr = true,
+	  .first = FULL, .last = ERR(EINTR) },
+	{ "pipe without reader", M_PUTC, FX_PIPE_W_NOREADER, 0, .n = 16384, .first = FULL,
+	  .last = ERR(EPIPE) },
+	{ "closed descriptor", M_PUTC, FX_CLOSED, 0, .n = 16384, .first = FULL,
+	  .last = ERR(EBADF) },
+	{ "read-only file", M_PUTC, FX_FILE_RO, 0, .n = 100, .first = ERR(EBADF) },
+};
+
+/* Where a case puts the cursor in the "lines" file. */
+static off_t line_case_at(const struct line_case *c)
+{
+	if (c->fx != FX_LINES)
+		return c->at;
+	return c->at == AT_LONG ? long_at : c->at == AT_LAST ? last_at :
+	       c->at == AT_EOF ? lines_size : 0;
+}
+
+static void line_run(enum kind k, void *fn, const struct line_case *c, struct outcome *o)
+{
+	size_t n = c->n ? c->n : LINE_N;
+	struct lreader r = { .k = k, .fn = fn, .hash = 0xcbf29ce484222325ULL };
+	struct fixture f;
+	unsigned i;
+	long ret;
+
+	memset(o, 0, sizeof(*o));
+	fx_up(&f, c->fx, line_case_at(c));
+	if (c->fx == FX_CLOSED && k == K_OVERFLOW) {
+		/* A write stream whose descriptor was closed behind its back. */
+		f.fd = raw_open(data_path, O_WRONLY);
+		f.fp = fdopen(f.fd, "w");
+		ck_assert_ptr_nonnull(f.fp);
+		raw_close(f.fd);
+	} else {
+		fx_stdio(&f, c->fx);
+	}
+	r.fp = f.fp;
+	r.null_ptr = c->null_ptr;
+	if (k != K_UFLOW && k != K_OVERFLOW && !c->null_buf) {
+		r.n = n;
+		r.line = malloc(n);
+		ck_assert_ptr_nonnull(r.line);
+		memset(r.line, 0xa5, n);
+	}
+	if (c->intr)
+		arm(true);
+	for (i = 0; ; i++) {
+		errno = SENTINEL;
+		ret = lstep(&r, (int)(pattern[i % DATA_SIZE] ^ (i / DATA_SIZE)));
+		o->last_ret = ret;
+		o->last_err = errno;
+		if (i == 0) {
+			o->ret = ret;
+			o->err = errno;
+		}
+		if (ret < 0 || (k == K_OVERFLOW ? i + 1 >= n : c->calls && i + 1 >= c->calls))
+			break;
+	}
+	arm(false);
+	o->buf_hash = r.hash;
+	o->ferr = ferror(f.fp);
+	o->feof = feof(f.fp);
+	errno = SENTINEL;
+	o->extra[0] = (long)ftello(f.fp);
+	o->extra[1] = errno;
+	o->extra[2] = (long)i + 1;
+	o->extra[3] = r.edges;
+	o->off[0] = r.got;
+	o->pos[0] = fd_pos(f.fd);
+	o->left[0] = pipe_left(f.reader);
+	if (f.reader >= 0)
+		fcntl(f.fd, F_SETFL, fcntl(f.fd, F_GETFL) | O_NONBLOCK);
+	errno = SENTINEL;
+	o->end_ret = fclose(f.fp);
+	o->end_err = errno;
+	lreader_free(&r);
+	raw_close(f.peer);
+	file_state(f.path, &o->file_hash[0], &o->file_size[0]);
+}
+
+static void line_expect(const char *name, const char *what, const char *which,
+			const struct expect *e, long ret, int err)
+{
+	switch (e->w) {
+	case W_FULL: case W_SHORT:
+		ck_assert_msg(ret >= 0, "%s/%s: libc's %s call failed (%ld errno %d): the fixture "
+			      "is wrong", name, what, which, ret, err);
+		break;
+	case W_ZERO:
+		ck_assert_msg(ret < 0 && err == SENTINEL, "%s/%s: libc's %s call gave %ld errno %d, "
+			      "not EOF", name, what, which, ret, err);
+		break;
+	case W_ERR:
+		ck_assert_msg(ret < 0 && err == e->err, "%s/%s: libc's %s call gave %ld errno %d "
+			      "(%s), not errno %d (%s)", name, what, which, ret, err, strerror(err),
+			      e->err, strerror(e->err));
+		break;
+	case W_SKIP:
+		break;
+	}
+}
+
+static void line_hook(const struct hook *h)
+{
+	void *r = real_fn(h->name), *u = hooked_fn(h->name);
+	unsigned m = mask_of(h->kind);
+	size_t i;
+
+	for (i = 0; i < sizeof(line_cases) / sizeof(line_cases[0]); i++) {
+		const struct line_case *c = &line_cases[i];
+		struct outcome a, b;
+
+		if (!((c->only ? c->only : M_READERS) & m))
+			continue;
+		line_run(h->kind, r, c, &a);
+		line_expect(h->name, c->what, "first", &c->first, a.ret, a.err);
+		line_expect(h->name, c->what, "last", &c->last, a.last_ret, a.last_err);
+		if (c->fx == FX_LINES && c->at == AT_LONG && (m == M_GETLINE || c->n > LONG_LINE))
+			ck_assert_msg(a.off[0] > LONG_LINE, "%s/%s: libc read %ld bytes, not the "
+				      "long line", h->name, c->what, a.off[0]);
+		line_run(h->kind, u, c, &b);
 		same(h->name, c->what, &a, &b);
 		compared++;
 	}
@@ -1195,7 +1522,9 @@ END_TEST
 
 static void all_results(const struct hook *h)
 {
-	if (is_read(h->kind) || is_write(h->kind))
+	if (is_line(h->kind))
+		line_hook(h);
+	else if (is_read(h->kind) || is_write(h->kind))
 		io_hook(h);
 	else if (h->kind >= K_COPY_FILE_RANGE && h->kind <= K_SENDFILE)
 		copy_hook(h);
@@ -1326,6 +1655,72 @@ static bool stream_odd_calls(const struct hook *h, void *const fn[2], const int 
 }
 
 /*
+ * The 20 MiB file through line readers or getc, a chunk of lines or
+ * characters a step, alternating sides: the same results, data, stream
+ * positions and refills all along, and all of it read.
+ */
+static bool stream_lines(const struct hook *h, const int fds[2])
+{
+	struct lreader r[2];
+	long ret[2] = { 0, 0 }, pos[2];
+	int err[2], step, s;
+	bool ok = true;
+
+	memset(r, 0, sizeof(r));
+	for (s = 0; s < 2; s++) {
+		r[s].k = h->kind;
+		r[s].fn = s ? real_fn(h->name) : hooked_fn(h->name);
+		r[s].hash = 0xcbf29ce484222325ULL;
+		r[s].fp = fdopen(fds[s], "r");
+		if (!r[s].fp)
+			return differ("fdopen: %s", strerror(errno));
+		if (h->kind == K_FGETS) {
+			r[s].n = 8192;
+			r[s].line = malloc(r[s].n);
+			if (!r[s].line)
+				return differ("out of memory");
+		}
+	}
+	for (step = 0; step < 100000 && ok; step++) {
+		long want = (long)chunk_at(step);
+		unsigned calls[2];
+
+		for (s = 0; s < 2; s++) {
+			long from = r[s].got;
+
+			calls[s] = 0;
+			do {
+				errno = SENTINEL;
+				ret[s] = lstep(&r[s], 0);
+				err[s] = errno;
+				calls[s]++;
+			} while (ret[s] >= 0 && r[s].got - from < want);
+			pos[s] = (long)ftello(r[s].fp);
+		}
+		if (ret[0] != ret[1] || err[0] != err[1] || pos[0] != pos[1] ||
+		    calls[0] != calls[1] || r[0].edges != r[1].edges || r[0].got != r[1].got)
+			ok = differ("%s, step %d: hook %ld errno %d pos %ld after %u calls (%u at "
+				    "the edge), libc %ld errno %d pos %ld after %u calls (%u)",
+				    h->name, step, ret[0], err[0], pos[0], calls[0], r[0].edges,
+				    ret[1], err[1], pos[1], calls[1], r[1].edges);
+		else if (r[0].hash != r[1].hash)
+			ok = differ("%s, step %d at %ld: other data", h->name, step, r[0].got);
+		else if (ret[0] < 0)
+			break;
+	}
+	if (ok && (r[0].got != (long)BIG_SIZE || err[0] != SENTINEL || !feof(r[0].fp) ||
+		   ferror(r[0].fp) || feof(r[1].fp) != feof(r[0].fp)))
+		ok = differ("%s: read %ld of %llu bytes, ended with errno %d feof %d/%d "
+			    "ferror %d", h->name, r[0].got, (unsigned long long)BIG_SIZE, err[0],
+			    feof(r[0].fp), feof(r[1].fp), ferror(r[0].fp));
+	for (s = 0; s < 2; s++) {
+		fclose(r[s].fp);
+		lreader_free(&r[s]);
+	}
+	return ok;
+}
+
+/*
  * Reads fds[0] through the hook and fds[1] through libc, call by call, to
  * the end: the same results, data and offsets all along.  False, with why
  * set, at the first difference.
@@ -1337,6 +1732,8 @@ static bool stream_read(const struct hook *h, const int fds[2])
 	off_t off = 0;
 	int step, s;
 
+	if (is_line(h->kind))
+		return stream_lines(h, fds);
 	if (is_stdio(h->kind)) {
 		fp[0] = fdopen(fds[0], "r");
 		fp[1] = fdopen(fds[1], "r");
@@ -1533,9 +1930,72 @@ static bool stream_copy(const struct hook *h)
 	return true;
 }
 
+/* 20 MiB put a character at a time, the buffer flushed through __overflow. */
+static bool stream_putc(const struct hook *h)
+{
+	int (*fcloser[2])(FILE *) = { hooked_fn("fclose"), real_fn("fclose") };
+	char paths[2][PATH_MAX + 8];
+	struct lreader r[2];
+	uint64_t hash[2];
+	long size[2];
+	int step, s;
+
+	memset(r, 0, sizeof(r));
+	for (s = 0; s < 2; s++) {
+		int fd;
+
+		snprintf(paths[s], sizeof(paths[s]), "%s/w%d", dir, s);
+		fd = raw_open(paths[s], O_RDWR | O_CREAT | O_TRUNC);
+		if (fd < 0)
+			return differ("cannot create %s: %s", paths[s], strerror(errno));
+		r[s].k = h->kind;
+		r[s].fn = s ? real_fn(h->name) : hooked_fn(h->name);
+		r[s].hash = 0xcbf29ce484222325ULL;
+		if (!(r[s].fp = fdopen(fd, "w")))
+			return differ("fdopen: %s", strerror(errno));
+	}
+	for (step = 0; r[0].got < (long)BIG_SIZE; step++) {
+		size_t len = chunk_at(step), i;
+		long pos[2], ret[2] = { 0, 0 };
+		int err[2];
+
+		stream_pattern(sbuf[0], len, step);
+		for (s = 0; s < 2; s++) {
+			errno = SENTINEL;
+			for (i = 0; i < len && ret[s] >= 0; i++)
+				ret[s] = lstep(&r[s], sbuf[0][i]);
+			err[s] = errno;
+			pos[s] = (long)ftello(r[s].fp);
+		}
+		if (ret[0] != ret[1] || err[0] != err[1] || pos[0] != pos[1] ||
+		    r[0].edges != r[1].edges || r[0].hash != r[1].hash)
+			return differ("%s, step %d at %ld: hook %ld errno %d pos %ld (%u flushes), "
+				      "libc %ld errno %d pos %ld (%u)%s", h->name, step, r[0].got,
+				      ret[0], err[0], pos[0], r[0].edges, ret[1], err[1], pos[1],
+				      r[1].edges, r[0].hash != r[1].hash ? ", other results" : "");
+		if (ret[0] < 0)
+			return differ("%s, step %d: putc failed, errno %d", h->name, step, err[0]);
+	}
+	for (s = 0; s < 2; s++) {
+		int ret, e;
+
+		errno = SENTINEL;
+		ret = fcloser[s](r[s].fp);
+		e = errno;
+		if (ret != 0 || e != SENTINEL)
+			return differ("%s: %s side closed with %d errno %d", h->name,
+				      s ? "libc's" : "the hook's", ret, e);
+		file_state(paths[s], &hash[s], &size[s]);
+	}
+	if (hash[0] != hash[1] || size[0] != size[1] || size[0] != r[0].got)
+		return differ("%s: the files differ (%ld and %ld bytes)", h->name, size[0], size[1]);
+	return true;
+}
+
 static bool moves_data(enum kind k)
 {
-	return is_read(k) || is_write(k) || (k >= K_COPY_FILE_RANGE && k <= K_SENDFILE);
+	return is_read(k) || is_write(k) || is_line(k) ||
+	       (k >= K_COPY_FILE_RANGE && k <= K_SENDFILE);
 }
 
 START_TEST(test_streams)
@@ -1547,10 +2007,12 @@ START_TEST(test_streams)
 
 	if (!moves_data(h->kind))
 		return;
-	if (is_read(h->kind)) {
+	if (reads(h->kind)) {
 		fds[0] = raw_open(big_path, O_RDONLY);
 		fds[1] = raw_open(big_path, O_RDONLY);
 		ok = stream_read(h, fds);
+	} else if (h->kind == K_OVERFLOW) {
+		ok = stream_putc(h);
 	} else if (is_write(h->kind)) {
 		ok = stream_write(h);
 	} else {
@@ -1582,7 +2044,7 @@ START_TEST(test_uncached_streams)
 	}
 	for (i = 0; i < N_HOOKS; i++) {
 		fds[i][0] = fds[i][1] = -1;
-		if (!is_read(hooks[i].kind))
+		if (!reads(hooks[i].kind))
 			continue;
 		fds[i][0] = raw_open(big_path, O_RDONLY);
 		fds[i][1] = raw_open(big_path, O_RDONLY);
@@ -1656,6 +2118,8 @@ START_TEST(test_errno_kept_on_success)
 	int fd, fd2, p[2];
 	FILE *fp;
 	off64_t off = 0;
+	char *line = NULL;
+	size_t line_n = 0;
 
 	uot_sfmt(path, sizeof(path), "%s/errno", dir);
 	fd = open(big_path, O_RDONLY);
@@ -1683,6 +2147,13 @@ START_TEST(test_errno_kept_on_success)
 	fp = fopen(big_path, "r");
 	ck_assert_ptr_nonnull(fp);
 	KEEPS(fread(buf, 1, sizeof(buf), fp));
+	KEEPS(getline(&line, &line_n, fp));
+	KEEPS(getdelim(&line, &line_n, ';', fp));
+	KEEPS(fgets(buf, sizeof(buf), fp) ? 0 : -1);
+	while (fp->_IO_read_ptr < fp->_IO_read_end)
+		fp->_IO_read_ptr++;
+	KEEPS(getc_unlocked(fp));	/* the buffer is empty: through __uflow */
+	free(line);
 	KEEPS(fclose(fp));
 	/* A stdio stream without a descriptor: fileno() fails inside the hook. */
 	fp = fmemopen(buf, sizeof(buf), "r");
@@ -1742,6 +2213,34 @@ static Suite *results_suite(void)
 	return s;
 }
 
+/*
+ * Text for the line readers: short, empty and ';'-cut lines, one longer
+ * than any stdio buffer, and a last line without its newline.
+ */
+static void make_lines(void)
+{
+	static char text[LONG_LINE + 64 * 1024];
+	size_t len = 0;
+	int i, j;
+
+	len += (size_t)sprintf(text, "first\n\n");
+	for (i = 0; i < 250; i++) {
+		if (i == 200) {
+			long_at = (off_t)len;
+			memset(text + len, 'L', LONG_LINE);
+			len += LONG_LINE;
+			text[len++] = '\n';
+		}
+		for (j = 0; j < (i * 37) % 300; j++)
+			text[len++] = j % 50 == 49 ? ';' : (char)('a' + j % 26);
+		text[len++] = '\n';
+	}
+	last_at = (off_t)len;
+	len += (size_t)sprintf(text + len, "the end, without newline");
+	lines_size = (off_t)len;
+	write_file(lines_path, text, len);
+}
+
 /* Run again with the library preloaded, a small window, and a trace to read back. */
 static void reexec_preloaded(char **argv)
 {
@@ -1789,9 +2288,11 @@ int main(int argc, char **argv)
 	snprintf(out_path, sizeof(out_path), "%s/out", dir);
 	snprintf(big_path, sizeof(big_path), "%s/big", dir);
 	snprintf(sub_path, sizeof(sub_path), "%s/created", dir);
+	snprintf(lines_path, sizeof(lines_path), "%s/lines", dir);
 	memset(long_name, 'x', PATH_MAX + 8);
 	for (i = 0; i < sizeof(pattern); i++)
 		pattern[i] = (unsigned char)(i * 7 + i / 4096);
+	make_lines();
 	if (uot_make_file(big_path, BIG_SIZE, 5) != 0) {
 		fprintf(stderr, "check_results: %s\n", uot_why());
 		return EXIT_FAILURE;
