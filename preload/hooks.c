@@ -162,11 +162,25 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
  * looks for the descriptor.  Bytes put by the inline putc are counted too,
  * when the buffer they went to is written.  Another thread may use the
  * stream meanwhile (the _unlocked calls, or between locked ones): an answer
- * that cannot be right counts the call's own bytes.  libc takes the stream
- * to be valid, and crashes on a bad one as we do.
+ * that cannot be right counts the call's own bytes.  libc crashes on a bad
+ * stream as we do, but a request for nothing (fread of 0 bytes, fgets of
+ * size 1) returns before touching the stream, even a NULL one: so do we.
  */
+/*
+ * libc declares these streams never NULL, and the compiler would take it at
+ * its word and drop our checks: the pointer goes through an empty asm.
+ */
+static inline FILE *uo_stream(FILE *fp)
+{
+	__asm__("" : "+r"(fp));
+	return fp;
+}
+
 static inline int64_t uo_stdio_held(FILE *fp, unsigned dir)
 {
+	fp = uo_stream(fp);
+	if (UO_UNLIKELY(!fp))
+		return 0;
 	if (dir == UO_READ)
 		return fp->_IO_read_end - fp->_IO_read_ptr;	/* read ahead, not yet taken */
 	return fp->_IO_write_ptr - fp->_IO_write_base;		/* taken, not yet written */
@@ -177,6 +191,8 @@ static inline int64_t uo_stdio_moved(FILE *fp, unsigned dir, int64_t before, uin
 {
 	int64_t after = uo_stdio_held(fp, dir);
 
+	if (UO_UNLIKELY(!uo_stream(fp)))
+		return 0;
 	return dir == UO_READ ? (int64_t)bytes + after - before : before + (int64_t)bytes - after;
 }
 
@@ -206,14 +222,32 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes)					int64_t uo_held = uo_stdio_held((fp), (dir)), uo_moved;				ret uo_ret;									UO_FN(name, fail)								uo_ret = uo_fn args;								uo_moved = uo_stdio_moved((fp), (dir), uo_held, (uint64_t)(bytes)); 		if (UO_UNLIKELY(uo_moved != 0))								uo_stdio_note((fp), (dir), uo_moved, (uint64_t)(bytes)); 		return uo_ret;
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes)		\
+		int64_t uo_held = uo_stdio_held((fp), (dir)), uo_moved;	\
+		ret uo_ret;						\
+		UO_FN(name, fail)					\
+		uo_ret = uo_fn args;					\
+		uo_moved = uo_stdio_moved((fp), (dir), uo_held, (uint64_t)(bytes)); \
+		if (UO_UNLIKELY(uo_moved != 0))				\
+			uo_stdio_note((fp), (dir), uo_moved, (uint64_t)(bytes)); \
+		return uo_ret;
 
 /*
  * A refill moves the read pointer back to the buffer's start, or changes
  * its end: a line longer than the buffer may hide one, which only delays
  * the count.
  */
-#define UO_BODY_LINES(name, ret, args, fail, fp, ok)						char *uo_ptr = (fp)->_IO_read_ptr, *uo_end = (fp)->_IO_read_end; 		ret uo_ret;									UO_FN(name, fail)								uo_ret = uo_fn args;								if ((ok) && UO_UNLIKELY((fp)->_IO_read_ptr < uo_ptr ||							(fp)->_IO_read_end != uo_end))					uo_note(uo_stdio_fd(fp), UO_READ, UO_CURSOR, uo_stdio_filled(fp)); 		return uo_ret;
+#define UO_BODY_LINES(name, ret, args, fail, fp, ok)			\
+		FILE *uo_fp = uo_stream(fp);				\
+		char *uo_ptr = uo_fp ? uo_fp->_IO_read_ptr : NULL;	\
+		char *uo_end = uo_fp ? uo_fp->_IO_read_end : NULL;	\
+		ret uo_ret;						\
+		UO_FN(name, fail)					\
+		uo_ret = uo_fn args;					\
+		if (uo_fp && (ok) && UO_UNLIKELY(uo_fp->_IO_read_ptr < uo_ptr || \
+						 uo_fp->_IO_read_end != uo_end)) \
+			uo_note(uo_stdio_fd(fp), UO_READ, UO_CURSOR, uo_stdio_filled(fp)); \
+		return uo_ret;
 
 /* One window at a time: copy.h. */
 #define UO_BODY_COPY(name, ret, args, fail, in_fd, in_at, out_fd, out_at, want, split) \

@@ -3,8 +3,9 @@
  * outside review found, each printing a transcript that the tests compare
  * with and without libuseonce.
  *
- *   pointers FILE	every copy hook given a bad offset pointer: one line
- *			per call, "name result errno"
+ *   pointers FILE	every copy hook given a bad offset pointer, every stdio
+ *			hook a NULL stream with a request for nothing: one
+ *			line per call, "name result errno"
  *   readback FILE MIB	writes MIB MiB (each MiB its own byte), reads them
  *			back before any sync, then fsync: "bad N" (MiB that
  *			did not read back as written), "fsync R ERRNO"
@@ -64,6 +65,23 @@ static int pointers(const char *path)
 	line("readv", readv(in, badv, 1));
 	line("preadv", preadv(in, badv, 1, 0));
 	unlink(tmp);
+	{
+		/*
+		 * A request for nothing returns before libc touches the stream,
+		 * even a NULL one (libc declares it never NULL: keep the
+		 * compiler from knowing).
+		 */
+		FILE *volatile none = NULL;
+		char b[8];
+
+		line("fread-0", (long)fread(b, 0, 4, none));
+		line("fread_unlocked-0", (long)fread_unlocked(b, 4, 0, none));
+		line("fwrite-0", (long)fwrite(b, 1, 0, none));
+		line("fwrite_unlocked-0", (long)fwrite_unlocked(b, 0, 1, none));
+		line("fgets-1", fgets(b, 1, none) == b ? 1 : 0);
+		line("fgets-0", fgets(b, 0, none) == NULL ? 1 : 0);
+		line("fgets_unlocked-1", fgets_unlocked(b, 1, none) == b ? 1 : 0);
+	}
 	return 0;
 }
 
