@@ -66,6 +66,8 @@
 /* Samples: about one window of data apart, within these bounds. */
 #define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
+/* Others' fanotify events wake us at most this often. */
+#define UO_W_FAN_NS		(20 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
 /* Descriptors that are not regular files are checked again this often, in samples. */
@@ -137,9 +139,13 @@ struct uo_watch {
 	unsigned npend;
 	struct uo_wfiles wf;		/* every file open in a watched process, by residency */
 	int fan;			/* fanotify: opens and closes, even between samples; or -1 */
-	uint64_t marked[16];		/* filesystems (st_dev) fanotify reports on */
+	struct uo_wmark {
+		uint64_t dev;		/* st_dev */
+		__kernel_fsid_t fsid;	/* as events name it */
+		int fd;			/* a directory or file on it: handles are opened here */
+	} marked[16];			/* filesystems fanotify reports on */
 	unsigned nmarked;
-	pid_t foreign[32];		/* recent event makers that are not watched */
+	pid_t foreign[256];		/* recent event makers that are not watched */
 	unsigned nforeign;
 	uint64_t fan_ours, fan_foreign, fan_lost;
 	uint64_t ticks;
@@ -989,11 +995,14 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
  * A backup's 16 MiB packs are written and closed in a few milliseconds,
  * a restore reads its packs with pread and closes them: sampling
  * descriptors misses many of them.  fanotify reports every open and close
- * on a filesystem with a descriptor for the file, queued until we read
- * it, so the watcher learns of each file the watched processes touch even
- * when it looks late.  It needs CAP_SYS_ADMIN; without, the watcher
- * samples descriptors only.  Events of other processes are closed unread:
- * on a busy machine they cost us a close each (counted in the statistics).
+ * on a filesystem, queued until we read it, so the watcher learns of each
+ * file the watched processes touch even when it looks late.  Events name
+ * files by handle, not by a descriptor: a busy machine makes thousands of
+ * opens a second, and a descriptor opened for each (then closed unread)
+ * doubled the watcher's CPU time; a handle is opened only for a file of
+ * the watched processes.  It needs CAP_SYS_ADMIN (and
+ * CAP_DAC_READ_SEARCH to open handles); without, the watcher samples
+ * descriptors only.
  */
 #define UO_W_FAN_EVENTS	(FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)
 
@@ -1004,21 +1013,23 @@ static void uo_wfan_init(struct uo_watch *w)
 	if (geteuid() != 0 || (getenv("USEONCE_WATCH_FANOTIFY") &&
 			       !strcmp(getenv("USEONCE_WATCH_FANOTIFY"), "0")))
 		return;
-	w->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
-			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
+	w->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE |
+			       FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 }
 
 /* Reports on the filesystem of fd from now on. */
 static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 {
+	struct uo_wmark *m = &w->marked[w->nmarked];
+	struct statfs sfs;
 	unsigned i;
 
 	if (w->fan < 0)
 		return;
 	for (i = 0; i < w->nmarked; i++)
-		if (w->marked[i] == dev)
+		if (w->marked[i].dev == dev)
 			return;
-	if (w->nmarked == sizeof(w->marked) / sizeof(w->marked[0]))
+	if (w->nmarked == sizeof(w->marked) / sizeof(w->marked[0]) || fstatfs(fd, &sfs) != 0)
 		return;
 	if (fanotify_mark(w->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, UO_W_FAN_EVENTS, fd,
 			  NULL) != 0) {
@@ -1026,7 +1037,12 @@ static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 			uo_wsay("watch: fanotify: cannot mark a filesystem: %s", strerror(errno));
 		return;
 	}
-	w->marked[w->nmarked++] = dev;
+	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (m->fd < 0)
+		return;
+	m->dev = dev;
+	memcpy(&m->fsid, &sfs.f_fsid, sizeof(m->fsid));
+	w->nmarked++;
 }
 
 /* The filesystem a watched process works in (its current directory). */
@@ -1075,14 +1091,42 @@ static bool uo_wfan_ours(struct uo_watch *w, pid_t pid)
 
 	if (uo_wproc_index(w, pid) >= 0)
 		return true;
-	for (i = 0; i < w->nforeign && i < 32; i++)
+	for (i = 0; i < w->nforeign && i < 256; i++)
 		if (w->foreign[i] == pid)
 			return false;
 	ppid = uo_wppid(pid);
 	if (ppid > 0 && uo_wproc_index(w, ppid) >= 0 && uo_wproc_add(w, pid) == 0)
 		return true;
-	w->foreign[w->nforeign++ % 32] = pid;
+	w->foreign[w->nforeign++ % 256] = pid;
 	return false;
+}
+
+/*
+ * The event's file, opened read-only by its handle; -1 if it is gone
+ * (unlinked and closed: its pages went with it) or not a regular file.
+ */
+static int uo_wfan_open(struct uo_watch *w, const struct fanotify_event_metadata *m)
+{
+	const char *p = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
+
+	while (p + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_header *h = (const void *)p;
+		const struct fanotify_event_info_fid *fid = (const void *)p;
+		unsigned i;
+
+		if (h->len == 0 || p + h->len > end)
+			break;
+		if (h->info_type == FAN_EVENT_INFO_TYPE_FID) {
+			for (i = 0; i < w->nmarked; i++)
+				if (!memcmp(&w->marked[i].fsid, &fid->fsid, sizeof(fid->fsid)))
+					return open_by_handle_at(w->marked[i].fd,
+						(struct file_handle *)(void *)fid->handle,
+						O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+			return -1;
+		}
+		p += h->len;
+	}
+	return -1;
 }
 
 /* Reads what fanotify queued; true if some of it was the watched processes'. */
@@ -1099,17 +1143,17 @@ static bool uo_wfan_drain(struct uo_watch *w)
 
 		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
 			unsigned wrote;
-			int i;
+			int i, fd;
 
 			if (m->mask & FAN_Q_OVERFLOW)
 				w->fan_lost++;
-			if (m->fd < 0)
-				continue;
 			if (!uo_wfan_ours(w, m->pid)) {
 				w->fan_foreign++;
-				close(m->fd);
 				continue;
 			}
+			fd = uo_wfan_open(w, m);
+			if (fd < 0)
+				continue;
 			w->fan_ours++;
 			ours = true;
 			w->churn++;
@@ -1119,15 +1163,15 @@ static bool uo_wfan_drain(struct uo_watch *w)
 			 */
 			wrote = m->mask & FAN_CLOSE_WRITE ? UO_WF_WRITTEN : 0;
 			if (m->mask & FAN_OPEN)
-				uo_wfiles_see(&w->wf, m->fd, wrote);
+				uo_wfiles_see(&w->wf, fd, wrote);
 			if (m->mask & (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)) {
-				i = uo_wfiles_find(&w->wf, m->fd);
+				i = uo_wfiles_find(&w->wf, fd);
 				/* Its open came before we looked: a file made since counts. */
 				if (i < 0)
-					i = uo_wfiles_see(&w->wf, m->fd, wrote);
+					i = uo_wfiles_see(&w->wf, fd, wrote);
 				uo_wfiles_release(&w->wf, i);
 			}
-			close(m->fd);
+			close(fd);
 		}
 	}
 	return ours;
@@ -1147,7 +1191,7 @@ static unsigned uo_wlive(const struct uo_watch *w)
 /*
  * Sleeps up to ns, woken early when a watched process exits, a signal
  * comes, or fanotify reports a file of theirs.  Other processes' events
- * are read in batches, a few milliseconds apart, not one wakeup each.
+ * are read in batches, UO_W_FAN_NS apart, not one wakeup each.
  */
 static void uo_wsleep(struct uo_watch *w, int64_t ns)
 {
@@ -1184,8 +1228,8 @@ static void uo_wsleep(struct uo_watch *w, int64_t ns)
 		if (uo_wfan_drain(w))
 			return;
 		left = end - uo_now_ns();
-		if (left > UO_W_FAST_NS)
-			left = UO_W_FAST_NS;
+		if (left > UO_W_FAN_NS)
+			left = UO_W_FAN_NS;
 		if (left > 0) {
 			ts.tv_sec = 0;
 			ts.tv_nsec = left;
@@ -1337,6 +1381,8 @@ static void uo_wfree(struct uo_watch *w)
 	uo_wfiles_free(&w->wf);
 	if (w->fan >= 0)
 		close(w->fan);
+	while (w->nmarked)
+		close(w->marked[--w->nmarked].fd);
 }
 
 int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o)
