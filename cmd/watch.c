@@ -1000,11 +1000,14 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
  * files by handle, not by a descriptor: a busy machine makes thousands of
  * opens a second, and a descriptor opened for each (then closed unread)
  * doubled the watcher's CPU time; a handle is opened only for a file of
- * the watched processes.  It needs CAP_SYS_ADMIN (and
+ * the watched processes.  A directory they open is looked through at
+ * once: a backup reads each small file of a tree in a millisecond, before
+ * we could look at it, and what was not cached when the directory was
+ * opened is the program's when it opens it.  It needs CAP_SYS_ADMIN (and
  * CAP_DAC_READ_SEARCH to open handles); without, the watcher samples
  * descriptors only.
  */
-#define UO_W_FAN_EVENTS	(FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)
+#define UO_W_FAN_EVENTS	(FAN_OPEN | FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_ONDIR)
 
 static void uo_wfan_init(struct uo_watch *w)
 {
@@ -1157,6 +1160,12 @@ static bool uo_wfan_drain(struct uo_watch *w)
 			w->fan_ours++;
 			ours = true;
 			w->churn++;
+			if (m->mask & FAN_ONDIR) {
+				if (m->mask & FAN_OPEN)
+					uo_wfiles_listing(&w->wf, fd);
+				close(fd);
+				continue;
+			}
 			/*
 			 * Opens and closes are counted per file: merged events
 			 * (an open and its close read together) are both.
@@ -1270,10 +1279,12 @@ static void uo_wstats(struct uo_watch *w)
 		w->o->dry_run ? " (dry run: nothing done)" : "",
 		(unsigned long long)w->ticks, cpu, gib > 0 ? cpu * 1000.0 / gib : 0.0);
 	fprintf(stderr, "useonce: by residency: %llu files, %llu streams, %llu sweeps, "
-		"%llu cachestat calls; %.1f MiB dropped, %.1f MiB flushed; fanotify %s: "
+		"%llu cachestat calls, %llu files listed; %.1f MiB dropped, %.1f MiB flushed; "
+		"fanotify %s: "
 		"%llu events of theirs, %llu of others, %llu lost\n",
 		(unsigned long long)w->wf.files, (unsigned long long)w->wf.streams,
 		(unsigned long long)w->wf.sweeps, (unsigned long long)w->wf.probes,
+		(unsigned long long)w->wf.listed,
 		(double)w->wf.dropped / 1048576.0, (double)w->wf.flushed / 1048576.0,
 		w->fan >= 0 ? "on" : "off", (unsigned long long)w->fan_ours,
 		(unsigned long long)w->fan_foreign, (unsigned long long)w->fan_lost);

@@ -18,6 +18,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdlib.h>
@@ -37,6 +38,10 @@
 #define UO_MS		1000000LL
 /* A sweep at most this often while nothing more comes in (dirty units draining). */
 #define UO_WF_SWEEP_NS	(50 * UO_MS)
+/* A file seen uncached in a listing counts as such this long. */
+#define UO_WF_COLD_NS	(600000 * UO_MS)
+/* Files looked at in one directory, at most: beyond, they are not noted. */
+#define UO_WF_LIST_MAX	4096
 /* A closed file's drop waits this long for its writeback at most. */
 #define UO_WF_GIVEUP_NS	(30000 * UO_MS)
 
@@ -323,6 +328,8 @@ void uo_wfiles_free(struct uo_wfiles *t)
 		if (t->v[i].fd >= 0)
 			uo_wf_free_slot(&t->v[i]);
 	free(t->v);
+	free(t->cold);
+	t->cold = NULL;
 	t->v = NULL;
 	t->n = t->cap = 0;
 }
@@ -362,6 +369,59 @@ int uo_wfiles_find(struct uo_wfiles *t, int fd)
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
 		return -1;
 	return uo_wf_lookup(t, &sb);
+}
+
+static bool uo_wf_was_cold(struct uo_wfiles *t, const struct stat *sb)
+{
+	int64_t now = uo_wf_now();
+	unsigned i, n = t->ncold < UO_WF_COLD ? t->ncold : UO_WF_COLD;
+
+	for (i = 0; i < n; i++)
+		if (t->cold[i].ino == (uint64_t)sb->st_ino && t->cold[i].dev == (uint64_t)sb->st_dev)
+			return now - t->cold[i].ns < UO_WF_COLD_NS;
+	return false;
+}
+
+void uo_wfiles_listing(struct uo_wfiles *t, int dir)
+{
+	struct stat sb;
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) != 0 || !(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	if (!t->cold && !(t->cold = calloc(UO_WF_COLD, sizeof(*t->cold)))) {
+		closedir(d);
+		return;
+	}
+	while ((de = readdir(d)) && n < UO_WF_LIST_MAX) {
+		struct uo_wf_cs cs;
+		int f;
+
+		if (de->d_type != DT_REG)
+			continue;
+		n++;
+		f = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK |
+			   O_NOCTTY);
+		if (f < 0)
+			continue;
+		if (uo_wf_cachestat(t, f, 0, 0, &cs) == 0 && cs.nr_cache == 0) {
+			struct uo_wf_cold *c = &t->cold[t->ncold++ % UO_WF_COLD];
+
+			c->dev = (uint64_t)sb.st_dev;
+			c->ino = (uint64_t)de->d_ino;
+			c->ns = uo_wf_now();
+		}
+		close(f);
+	}
+	t->listed += n;
+	closedir(d);
 }
 
 int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
@@ -415,7 +475,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	f->swept_ns = uo_wf_now();
 	f->swept_b = cs.nr_cache * t->page;
 	/* Written now and made since we watch: all of it is the program's. */
-	if ((flags & UO_WF_FRESH) || cs.nr_cache == 0 ||
+	if ((flags & UO_WF_FRESH) || cs.nr_cache == 0 || uo_wf_was_cold(t, &sb) ||
 	    ((cs.nr_dirty || cs.nr_writeback || (flags & UO_WF_WRITTEN)) &&
 	     uo_wf_born_since(t, f->fd))) {
 		f->cold = true;

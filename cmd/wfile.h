@@ -35,6 +35,14 @@ struct uo_wfile {
 	int64_t closed_ns;
 };
 
+/* Files found uncached in a directory a watched process opened (a ring). */
+#define UO_WF_COLD	8192
+
+struct uo_wf_cold {
+	uint64_t dev, ino;
+	int64_t ns;		/* when it was seen uncached */
+};
+
 struct uo_wfiles {
 	struct uo_wfile *v;
 	unsigned n, cap;
@@ -46,6 +54,9 @@ struct uo_wfiles {
 	/* Statistics. */
 	uint64_t files, streams, sweeps, probes, dropped, flushed;
 	uint64_t grown;		/* bytes cached more from one sample to the next, summed */
+	uint64_t listed;	/* files looked at in directories the program opened */
+	struct uo_wf_cold *cold;
+	unsigned ncold;
 };
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
@@ -64,6 +75,13 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags);
 
 /* The file of fd, if followed: its index, or -1.  Nothing is counted. */
 int uo_wfiles_find(struct uo_wfiles *t, int fd);
+
+/*
+ * A watched process opened the directory dir (ours): the files in it
+ * that are not cached at all are noted, so that when the program opens
+ * one, its pages are known to be the program's even if we look late.
+ */
+void uo_wfiles_listing(struct uo_wfiles *t, int dir);
 
 /* One user fewer; at none, what the program brought in goes. */
 void uo_wfiles_release(struct uo_wfiles *t, int i);
