@@ -23,9 +23,15 @@
  *   report success on a failing disk.  A drop that must wait for
  *   writeback is queued and retried on later samples, once cachestat(2)
  *   says the range is clean; the watcher never blocks on the disk.
- * - Cheap: one pread of an fdinfo file per guarded descriptor per sample,
- *   a sample about every window of data moved (at most 100 a second),
- *   and one every 100 ms when nothing moves.
+ * - Cheap: one pread of an fdinfo file per guarded descriptor and one
+ *   cachestat per open file per sample, a sample about every window of
+ *   data moved or brought into the cache (at most 200 a second), and one
+ *   every 100 ms when nothing moves.
+ *
+ * Positions are not all: pread and pwrite move none, and a file can be
+ * opened, written and closed between two samples.  wfile.c follows every
+ * open file by its residency instead, and fanotify (as root) reports
+ * each open and close however short the file's life.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -1012,9 +1018,9 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
 static void uo_wfan_init(struct uo_watch *w)
 {
 	w->fan = -1;
-	/* USEONCE_WATCH_FANOTIFY=0: sampling alone, as without privileges (to compare). */
-	if (geteuid() != 0 || (getenv("USEONCE_WATCH_FANOTIFY") &&
-			       !strcmp(getenv("USEONCE_WATCH_FANOTIFY"), "0")))
+	/* UO_WATCH_FANOTIFY=0: sampling alone, as without privileges (to compare). */
+	if (geteuid() != 0 || (getenv("UO_WATCH_FANOTIFY") &&
+			       !strcmp(getenv("UO_WATCH_FANOTIFY"), "0")))
 		return;
 	w->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE |
 			       FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
@@ -1136,13 +1142,16 @@ static int uo_wfan_open(struct uo_watch *w, const struct fanotify_event_metadata
 static bool uo_wfan_drain(struct uo_watch *w)
 {
 	char buf[16384] __attribute__((aligned(8)));
-	bool ours = false;
+	bool ours = false, more;
 	ssize_t n;
 
 	if (w->fan < 0)
 		return false;
-	while ((n = read(w->fan, buf, sizeof(buf))) > 0) {
+	for (more = true; more && (n = read(w->fan, buf, sizeof(buf))) > 0; ) {
 		struct fanotify_event_metadata *m = (struct fanotify_event_metadata *)buf;
+
+		/* A read that did not fill the buffer took all there was: no read for EAGAIN. */
+		more = (size_t)n > sizeof(buf) / 2;
 
 		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
 			unsigned wrote;
