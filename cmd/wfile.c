@@ -239,14 +239,17 @@ static void uo_wf_run_add(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_
  * it brought in), starts writeback of what it wrote.  Returns true while
  * some of it is left (dirty, or under writeback).
  */
-static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final)
+static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uint64_t *done)
 {
 	struct uo_wf_walk k = { .t = t, .f = f };
 	struct uo_wf_run flush = { 0, 0 }, drop = { 0, 0 };
 	uint64_t nlink, newest = 0, guard = 0, i;
 	bool left = false, any_new = false, written = false;
 	struct uo_wf_cs cs;
+	uint64_t progress = 0;
 
+	if (done)
+		*done = 0;
 	k.size = uo_wf_size(f->fd, &nlink);
 	/* Unlinked: its pages go with the last descriptor, ours included. */
 	if (nlink == 0 || !uo_wf_cover(t, f, k.size))
@@ -267,7 +270,8 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final)
 	 */
 	if (!final && !written && any_new)
 		guard = t->t->lookahead / 2 / t->t->align + 1;
-	memset(f->aged, 0, (f->nbits + 63) / 64 * sizeof(*f->aged));
+	if (f->aged)
+		memset(f->aged, 0, (f->nbits + 63) / 64 * sizeof(*f->aged));
 	for (i = 0; i < k.ne; i++) {
 		struct uo_wf_unit *e = &k.e[i];
 		bool go = !e->busy && (final || written ||
@@ -276,11 +280,14 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final)
 		if (e->dirty) {
 			uo_wf_run_add(t, f, &flush, e->u, false);
 			t->flushed += e->dirty * t->page;
+			if (!e->aged)
+				progress++;
 		}
 		if (go) {
 			uo_wf_run_add(t, f, &drop, e->u, true);
 			if (e->pages > e->busy)
 				t->dropped += (e->pages - e->busy) * t->page;
+			progress++;
 		}
 		/*
 		 * Dirty units are never in a drop range: fadvise would write
@@ -294,6 +301,8 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final)
 	uo_wf_run_end(t, f, &flush, false);
 	uo_wf_run_end(t, f, &drop, true);
 	free(k.e);
+	if (done && !t->dry_run)
+		*done = progress;
 	f->swept_ns = uo_wf_now();
 	f->swept_b = uo_wf_cachestat(t, f->fd, 0, 0, &cs) == 0 ? cs.nr_cache * t->page : 0;
 	return left;
@@ -536,7 +545,7 @@ void uo_wfiles_release(struct uo_wfiles *t, int i)
 	}
 	f->closing = true;
 	f->closed_ns = uo_wf_now();
-	if (!uo_wf_sweep(t, f, true))
+	if (!uo_wf_sweep(t, f, true, NULL))
 		uo_wf_free_slot(f);
 }
 
@@ -554,7 +563,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		if (f->fd < 0)
 			continue;
 		if (f->closing) {
-			if (!uo_wf_sweep(t, f, true) || now - f->closed_ns > UO_WF_GIVEUP_NS)
+			if (!uo_wf_sweep(t, f, true, NULL) || now - f->closed_ns > UO_WF_GIVEUP_NS)
 				uo_wf_free_slot(f);
 			continue;
 		}
@@ -572,9 +581,21 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 			t->flushed += cs.nr_dirty * t->page;
 		}
+		/*
+		 * A sweep costs calls per unit cached: one that could do
+		 * nothing (pages mapped or pinned, a dry run) makes the next
+		 * wait for twice as much growth, or it would cost as much
+		 * again each time the file grows a little.
+		 */
+		if (!f->step)
+			f->step = t->t->window / 2;
 		if (brought > budget &&
-		    (cached >= f->swept_b + t->t->window / 2 || now - f->swept_ns >= UO_WF_SWEEP_NS)) {
-			uo_wf_sweep(t, f, false);
+		    (cached >= f->swept_b + f->step ||
+		     (f->step == t->t->window / 2 && now - f->swept_ns >= UO_WF_SWEEP_NS))) {
+			uint64_t done;
+
+			uo_wf_sweep(t, f, false, &done);
+			f->step = done ? t->t->window / 2 : f->step * 2;
 			f->last_b = f->swept_b;
 		}
 	}

@@ -31,6 +31,7 @@ struct uo_wfile {
 	uint64_t before_b;	/* bytes cached (clean) at first sight */
 	uint64_t swept_b;	/* bytes cached just after the last sweep */
 	uint64_t last_b;	/* bytes cached at the last sample */
+	uint64_t step;		/* growth that calls for the next sweep */
 	int64_t swept_ns;
 	int64_t closed_ns;
 };
