@@ -1302,6 +1302,7 @@ static void uo_wstats(struct uo_watch *w)
 static void uo_wloop(struct uo_watch *w)
 {
 	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
+	struct rlimit rl;
 	unsigned i;
 
 	/*
@@ -1313,6 +1314,14 @@ static void uo_wloop(struct uo_watch *w)
 	i = (unsigned)(getpriority(PRIO_PROCESS, 0) + 20);
 	if (!errno && i > 15)
 		setpriority(PRIO_PROCESS, 0, -5);
+	/*
+	 * Three descriptors of ours per file the watched have open: as many
+	 * as we may (after the fork: the command keeps its own limit).
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	for (;;) {
 		int64_t now = uo_now_ns();
 		uint64_t before = w->moved + w->wf.grown, churn = w->churn;
