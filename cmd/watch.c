@@ -1278,7 +1278,8 @@ static void uo_wstats(struct uo_watch *w)
 	getrusage(RUSAGE_SELF, &ru);
 	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	gib = (double)w->moved / (double)(1ULL << 30);
+	/* Positional I/O moves nothing: what it brought into the cache counts then. */
+	gib = (double)(w->moved > w->wf.grown ? w->moved : w->wf.grown) / (double)(1ULL << 30);
 	fprintf(stderr, "useonce: watched %u processes, %llu files, %llu streams; "
 		"%.1f MiB moved, %.1f MiB dropped, %.1f MiB kept, %.1f MiB flushed%s; "
 		"%llu samples, cpu %.3f s (%.1f ms/GiB)\n",
