@@ -264,6 +264,9 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		}
 		written |= k.e[i].busy != 0;
 	}
+	/* Written once (a pack written then synced): clean now, but nobody reads it back. */
+	f->wrote |= written;
+	written = f->wrote;
 	/*
 	 * A reader's readahead lies below the newest unit: not dropped yet.
 	 * What a writer wrote goes once clean: nobody reads it back soon.
@@ -569,6 +572,8 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		}
 		brought = uo_wf_brought(t, f, &cs);
 		cached = cs.nr_cache * t->page;
+		if (cs.nr_dirty || cs.nr_writeback)
+			f->wrote = true;
 		if (cached > f->last_b)
 			t->grown += cached - f->last_b;
 		f->last_b = cached;
