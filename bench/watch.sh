@@ -6,7 +6,8 @@
 # with pread/pwrite, writing; restic backup and restore of the same file
 # when restic is installed.
 #
-# Per case: seconds, the throughput ratio bare/watched, the peak of
+# Per case, the median of UO_WATCH_BENCH_RUNS runs (3; 1 with
+# UO_BENCH_SMOKE=1) of each: seconds, the throughput ratio bare/watched, the peak of
 # dirty + writeback pages (the cgroup's memory.stat, sampled every 20 ms),
 # and the watcher's own CPU time, per GiB streamed (the file's size: a
 # copy or a backup streams it once, whatever it moves on the way).
@@ -24,8 +25,10 @@ build=$1
 smoke=${UO_BENCH_SMOKE:-0}
 if [ "$smoke" = 1 ]; then
 	mib=${2:-64}
+	runs=${UO_WATCH_BENCH_RUNS:-1}
 else
 	mib=${2:-1024}
+	runs=${UO_WATCH_BENCH_RUNS:-3}
 fi
 build=$(cd "$build" && pwd) || exit 1
 dir=$build/uotest-watchbench-$$
@@ -105,6 +108,8 @@ mibs() {
 
 echo "watch-bench: making a $mib MiB file"
 head -c "$((mib << 20))" /dev/urandom >"$dir/src"
+# Written back before anything is timed: the first run must not share the disk with it.
+sync
 cold "$dir/src"
 
 {
@@ -113,31 +118,46 @@ cold "$dir/src"
 	echo "A static program (tests/helpers/static_io.c) and restic (Go) stream a $mib MiB file:"
 	echo "bare, under Debian's nocache (it cannot reach them either), and under"
 	echo "\`useonce --watch\`. Peak dirty + writeback is $( [ -n "$cg" ] && echo "the programs' memory cgroup's" || echo "the whole machine's (not root)"),"
-	echo "sampled every 20 ms; CPU is the watcher's own time, per GiB of the file."
+	echo "sampled every 20 ms; CPU is the watcher's own time, per GiB of the file. Each figure"
+	echo "is from the median run (by seconds) of $runs."
 	echo "$( [ "$(id -u)" = 0 ] && echo "As root the watcher uses fanotify; its CPU time grows with every other process's opens on the same filesystem." || echo "Not root: no fanotify, descriptors are sampled only.")"
 	echo
 	echo "| case | bare s | nocache s | watched s | ratio bare/watched | peak dirty+wb MiB bare / watched | watcher CPU s | CPU ms per GiB |"
 	echo "|---|---|---|---|---|---|---|---|"
 } >"$dir/md"
 
+# median PREP ERRFILE CMD...: runs CMD $runs times (PREP before each), prints
+# "seconds peak run" of the median run; ERRFILE.N holds run N's stderr.
+median() {
+	mprep=$1
+	merr=$2
+	shift 2
+	: >"$dir/runs"
+	r=1
+	while [ "$r" -le "$runs" ]; do
+		eval "$mprep"
+		cold "$dir/src"
+		echo "$(run "$merr.$r" "$@") $r" >>"$dir/runs"
+		r=$((r + 1))
+	done
+	sort -n "$dir/runs" | sed -n "$(((runs + 1) / 2))p"
+}
+
 # case NAME PREP CMD...: PREP (a shell snippet) runs before each run.
 bench_case() {
 	name=$1
 	prep=$2
 	shift 2
-	eval "$prep"
-	cold "$dir/src"
-	bare=$(run "$dir/err" "$@")
-	eval "$prep"
-	cold "$dir/src"
+	bare=$(median "$prep" "$dir/err" "$@")
 	if [ -r "$nocache" ]; then
-		nc=$(run "$dir/err" env LD_PRELOAD="$nocache" "$@")
+		nc=$(median "$prep" "$dir/err" env LD_PRELOAD="$nocache" "$@")
 	else
-		nc="- -"
+		nc="- - -"
 	fi
-	eval "$prep"
-	cold "$dir/src"
-	watched=$(run "$dir/stats" "$uo" --watch --stats "$@")
+	watched=$(median "$prep" "$dir/stats" "$uo" --watch --stats "$@")
+	cp "$dir/stats.${watched##* }" "$dir/stats"
+	bare=${bare% *}
+	watched=${watched% *}
 	bs=${bare%% *}
 	ws=${watched%% *}
 	ncs=${nc%% *}
