@@ -60,8 +60,8 @@ $(B)/libuseonce.so: $(LIB_OBJS) $(B)/libuseonce.map Makefile
 
 # The command has BINDIR, LIBDIR and SYSCONFDIR compiled in: it is rebuilt when they change.
 # It shares the library's pure parts: the settings parsers and, for its watcher, the policy.
-CMD_SRCS = cmd/useonce.c cmd/watch.c preload/conffile.c preload/policy.c
-$(B)/useonce: $(CMD_SRCS) cmd/watch.h include/useonce.h preload/conf.h preload/policy.h $(B)/dirs
+CMD_SRCS = cmd/useonce.c cmd/watch.c cmd/wfile.c preload/conffile.c preload/policy.c
+$(B)/useonce: $(CMD_SRCS) cmd/watch.h cmd/wfile.h include/useonce.h preload/conf.h preload/policy.h $(B)/dirs
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(LFS_CFLAGS) -Icmd $(CFLAGS) -DUO_LIBDIR='"$(LIBDIR)"' \

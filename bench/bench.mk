@@ -4,8 +4,9 @@
 # makes itself (bench/demo.c).  It runs as whoever calls it; as root it can
 # show more.
 #
-# `make bench` runs the three benchmarks of the seeds (bench/run.sh: the
-# use-once test, the cached read and write path, fork and exec) and writes
+# `make bench` runs the benchmarks (bench/run.sh: the use-once test, the
+# cached read and write path, fork and exec, uncached I/O, files that come
+# back, and programs watched from outside by bench/watch.sh) and writes
 # markdown and a plot under bench/results/.  `make bench-smoke` runs them
 # at tiny sizes, once each, into bench/results/smoke/: it proves the bench
 # works and measures nothing.
@@ -16,7 +17,8 @@ BENCH_HDRS = bench/bench.h tests/testlib.h
 BENCH_BINS = $(B)/bench/use_once $(B)/bench/read_path $(B)/bench/fork_exec \
              $(B)/bench/uncached $(B)/bench/comeback
 # The streamers and the comparison library the benchmarks run.
-BENCH_AUX = $(B)/tests/splice_copy $(B)/bench/empty.so $(B)/bench/empty-nostart.so
+BENCH_AUX = $(B)/tests/splice_copy $(B)/tests/static_io $(B)/bench/empty.so \
+            $(B)/bench/empty-nostart.so
 
 $(DEMO_BIN): bench/demo.c tests/testlib.c tests/testlib.h
 	@mkdir -p $(dir $@)

@@ -13,6 +13,8 @@ command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 [ -x /usr/bin/python3 ] || missing="$missing python3"
 command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v sha256sum >/dev/null 2>&1 || missing="$missing coreutils"
+command -v restic >/dev/null 2>&1 || missing="$missing restic"
+command -v bc >/dev/null 2>&1 || missing="$missing bc"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

@@ -7,6 +7,7 @@
 #   3. fork and exec                          build/bench/fork_exec
 #   4. uncached I/O: the guard's or RWF_DONTCACHE  build/bench/uncached
 #   5. files that come back, trees of files   build/bench/comeback
+#   6. programs no preload reaches, watched   bench/watch.sh
 #
 # Each part prints markdown and writes it under the results directory;
 # this script adds a header saying what ran where, joins them into
@@ -95,6 +96,7 @@ for part in use_once read_path fork_exec uncached comeback; do
 	[ "$interrupted" = 1 ] && break
 	run_part "$build/bench/$part" || status=1
 done
+[ "$interrupted" = 1 ] || run_part sh bench/watch.sh "$build" || status=1
 if [ "$interrupted" = 1 ]; then
 	echo "bench: interrupted" >&2
 	exit 130
@@ -103,7 +105,7 @@ fi
 elapsed=$(($(date +%s) - start))
 {
 	cat "$results/header.md"
-	for md in use-once.md read-path.md fork-exec.md uncached.md comeback.md; do
+	for md in use-once.md read-path.md fork-exec.md uncached.md comeback.md watch.md; do
 		[ -r "$results/$md" ] && cat "$results/$md" && echo
 	done
 	if [ -r "$results/use-once.gp" ] && command -v gnuplot >/dev/null 2>&1; then

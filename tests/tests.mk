@@ -19,8 +19,8 @@ $(B)/tests/check_conffile: preload/conffile.c
 $(B)/tests/check_conffile: TEST_EXTRA = preload/conffile.c
 
 # check_watch drives the watcher's own functions too.
-$(B)/tests/check_watch: cmd/watch.c cmd/watch.h preload/conffile.c
-$(B)/tests/check_watch: TEST_EXTRA = -Icmd cmd/watch.c preload/conffile.c
+$(B)/tests/check_watch: cmd/watch.c cmd/watch.h cmd/wfile.c cmd/wfile.h preload/conffile.c
+$(B)/tests/check_watch: TEST_EXTRA = -Icmd cmd/watch.c cmd/wfile.c preload/conffile.c
 
 # The system config file is tested with a library that looks for it in the
 # build directory: tests never write /etc.

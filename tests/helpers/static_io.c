@@ -9,6 +9,8 @@
  *
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
+ * STATIC_IO_MIBPS=N in the environment paces writes to N MiB/s: a writer
+ * that the disk keeps up with (the watcher cannot slow a faster one).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,11 +18,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNK	(1 << 20)
 
 static char buf[CHUNK];
+
+static double mibps, t0;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Written so far: no faster than the pace asks. */
+static void pace(long long done)
+{
+	double ahead;
+
+	if (mibps <= 0)
+		return;
+	ahead = (double)done / (mibps * 1048576.0) - (now() - t0);
+	if (ahead > 0) {
+		struct timespec ts = { (time_t)ahead, (long)((ahead - (double)(time_t)ahead) * 1e9) };
+
+		nanosleep(&ts, NULL);
+	}
+}
 
 static int fail(const char *what)
 {
@@ -34,6 +62,9 @@ int main(int argc, char **argv)
 	long long mib, i, off = 0;
 	ssize_t n;
 
+	if (getenv("STATIC_IO_MIBPS"))
+		mibps = atof(getenv("STATIC_IO_MIBPS"));
+	t0 = now();
 	if (argc > 3 && !strncmp(argv[argc - 1], "exit=", 5)) {
 		status = atoi(argv[argc - 1] + 5);
 		argc--;
@@ -58,6 +89,7 @@ int main(int argc, char **argv)
 			memset(buf, (int)(i & 0xff), CHUNK);
 			if (write(out, buf, CHUNK) != CHUNK)
 				return fail("write");
+			pace((i + 1) * CHUNK);
 		}
 	} else if ((!strcmp(argv[1], "copy") || !strcmp(argv[1], "pcopy")) && argc == 4) {
 		if ((in = open(argv[2], O_RDONLY)) < 0)
@@ -66,7 +98,7 @@ int main(int argc, char **argv)
 			return fail(argv[3]);
 		if (argv[1][0] == 'c') {
 			while ((n = copy_file_range(in, NULL, out, NULL, 8 << 20, 0)) > 0)
-				;
+				pace(off += n);
 			if (n < 0)
 				return fail("copy_file_range");
 		} else {
@@ -74,6 +106,7 @@ int main(int argc, char **argv)
 				if (pwrite(out, buf, (size_t)n, off) != n)
 					return fail("pwrite");
 				off += n;
+				pace(off);
 			}
 			if (n < 0)
 				return fail("pread");

@@ -1,0 +1,628 @@
+/*
+ * The watcher's files (wfile.h says what for).
+ *
+ * Residency is read with cachestat(2): one call tells how many pages of a
+ * range are cached, dirty or under writeback.  A file is cut in units of
+ * the policy's alignment (2 MiB, the folio size: advice on less is
+ * ignored), and what a walk needs is found by halving ranges, never
+ * descending into one that holds nothing new: a sweep costs a few calls
+ * per unit the program brought in, not per unit of the file.
+ *
+ * What the program brought in goes in two steps: a unit seen at one
+ * sweep is dropped at the next one if still there (the reader is done
+ * with it; a reader's readahead, a lookahead below the newest unit, stays
+ * a while longer).  Dirty units get their writeback started at once and
+ * go when clean.  Only SYNC_FILE_RANGE_WRITE is used: waiting (WAIT
+ * flags, fsync) would consume the file's writeback error, which belongs
+ * to the program.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wfile.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+
+#define UO_MS		1000000LL
+/* A sweep at most this often while nothing more comes in (dirty units draining). */
+#define UO_WF_SWEEP_NS	(50 * UO_MS)
+/* A file seen uncached in a listing counts as such this long. */
+#define UO_WF_COLD_NS	(600000 * UO_MS)
+/* Files looked at in one directory, at most: beyond, they are not noted. */
+#define UO_WF_LIST_MAX	4096
+/* A closed file's drop waits this long for its writeback at most. */
+#define UO_WF_GIVEUP_NS	(30000 * UO_MS)
+
+struct uo_wf_cs_range {
+	uint64_t off, len;
+};
+
+struct uo_wf_cs {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+struct uo_wf_unit {
+	uint64_t u;
+	uint64_t pages;		/* cached */
+	uint64_t dirty;		/* dirty, not yet under writeback */
+	uint64_t busy;		/* dirty or under writeback: cannot be dropped yet */
+	bool aged;		/* seen at the last sweep already */
+};
+
+struct uo_wf_walk {
+	struct uo_wfiles *t;
+	struct uo_wfile *f;
+	uint64_t size;
+	bool snap;		/* taking the first-sight snapshot, not sweeping */
+	struct uo_wf_unit *e;
+	unsigned ne, cap;
+};
+
+static int uo_wf_cachestat(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len,
+			   struct uo_wf_cs *cs)
+{
+	struct uo_wf_cs_range r = { off, len };
+
+	t->probes++;
+	return (int)syscall(__NR_cachestat, fd, &r, cs, 0);
+}
+
+static int64_t uo_wf_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool uo_wf_bit(const uint64_t *bm, uint64_t nbits, uint64_t i)
+{
+	return bm && i < nbits && ((bm[i / 64] >> (i % 64)) & 1);
+}
+
+static void uo_wf_set(uint64_t *bm, uint64_t nbits, uint64_t i)
+{
+	if (bm && i < nbits)
+		bm[i / 64] |= 1ULL << (i % 64);
+}
+
+static uint64_t uo_wf_count(const uint64_t *bm, uint64_t nbits, uint64_t lo, uint64_t hi)
+{
+	uint64_t n = 0, i;
+
+	if (!bm)
+		return 0;
+	if (hi > nbits)
+		hi = nbits;
+	for (i = lo; i < hi; ) {
+		if (i % 64 == 0 && hi - i >= 64) {
+			n += (uint64_t)__builtin_popcountll(bm[i / 64]);
+			i += 64;
+		} else {
+			n += (bm[i / 64] >> (i % 64)) & 1;
+			i++;
+		}
+	}
+	return n;
+}
+
+static uint64_t uo_wf_size(int fd, uint64_t *nlink)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0) {
+		*nlink = 0;
+		return 0;
+	}
+	*nlink = sb.st_nlink;
+	return (uint64_t)sb.st_size;
+}
+
+/* The bitmaps cover size bytes; grown (with zeroes: not cached before) as files grow. */
+static bool uo_wf_cover(struct uo_wfiles *t, struct uo_wfile *f, uint64_t size)
+{
+	uint64_t bits = (size + t->t->align - 1) / t->t->align;
+	uint64_t words = (bits + 63) / 64, had = (f->nbits + 63) / 64;
+	uint64_t *a, *b = NULL;
+
+	if (bits <= f->nbits)
+		return true;
+	if (words > had) {
+		a = realloc(f->aged, words * sizeof(*a));
+		if (!a)
+			return false;
+		f->aged = a;
+		memset(a + had, 0, (words - had) * sizeof(*a));
+		if (f->before) {
+			b = realloc(f->before, words * sizeof(*b));
+			if (!b)
+				return false;
+			f->before = b;
+			memset(b + had, 0, (words - had) * sizeof(*b));
+		}
+	}
+	f->nbits = bits;
+	return true;
+}
+
+static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi)
+{
+	uint64_t unit = k->t->t->align, off = lo * unit, end = hi * unit, mid;
+	struct uo_wf_cs cs;
+
+	if (end > k->size)
+		end = k->size;
+	if (off >= end)
+		return;
+	if (uo_wf_cachestat(k->t, k->f->fd, off, end - off, &cs) != 0 || cs.nr_cache == 0)
+		return;
+	/* Nothing more than what was there before: nothing of the program's. */
+	if (!k->snap && cs.nr_cache * k->t->page <=
+			uo_wf_count(k->f->before, k->f->nbits, lo, hi) * unit)
+		return;
+	if (hi - lo == 1) {
+		uint64_t busy = cs.nr_dirty + cs.nr_writeback;
+
+		if (k->snap) {
+			uint64_t clean = cs.nr_cache > busy ? cs.nr_cache - busy : 0;
+
+			if (clean * k->t->page * 2 >= end - off)
+				uo_wf_set(k->f->before, k->f->nbits, lo);
+			return;
+		}
+		if (uo_wf_bit(k->f->before, k->f->nbits, lo))
+			return;
+		if (k->ne == k->cap) {
+			unsigned cap = k->cap ? k->cap * 2 : 64;
+			struct uo_wf_unit *e = realloc(k->e, cap * sizeof(*e));
+
+			if (!e)
+				return;
+			k->e = e;
+			k->cap = cap;
+		}
+		k->e[k->ne].u = lo;
+		k->e[k->ne].pages = cs.nr_cache;
+		k->e[k->ne].dirty = cs.nr_dirty;
+		k->e[k->ne].busy = busy;
+		k->ne++;
+		return;
+	}
+	mid = lo + (hi - lo) / 2;
+	uo_wf_visit(k, lo, mid);
+	uo_wf_visit(k, mid, hi);
+}
+
+/* Contiguous units, advised in one call. */
+struct uo_wf_run {
+	uint64_t lo, hi;	/* units; empty when hi == lo */
+};
+
+static void uo_wf_run_end(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
+			  bool drop)
+{
+	off_t off = (off_t)(r->lo * t->t->align), len = (off_t)((r->hi - r->lo) * t->t->align);
+
+	if (r->hi > r->lo && !t->dry_run) {
+		if (drop)
+			posix_fadvise(f->fd, off, len, POSIX_FADV_DONTNEED);
+		else
+			sync_file_range(f->fd, off, len, SYNC_FILE_RANGE_WRITE);
+	}
+	r->lo = r->hi = 0;
+}
+
+static void uo_wf_run_add(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
+			  uint64_t u, bool drop)
+{
+	if (r->hi > r->lo && r->hi != u)
+		uo_wf_run_end(t, f, r, drop);
+	if (r->hi == r->lo)
+		r->lo = u;
+	r->hi = u + 1;
+}
+
+/*
+ * Drops what the program brought in and is done with (final: everything
+ * it brought in), starts writeback of what it wrote.  Returns true while
+ * some of it is left (dirty, or under writeback).
+ */
+static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uint64_t *done)
+{
+	struct uo_wf_walk k = { .t = t, .f = f };
+	struct uo_wf_run flush = { 0, 0 }, drop = { 0, 0 };
+	uint64_t nlink, newest = 0, guard = 0, i;
+	bool left = false, any_new = false, written = false;
+	struct uo_wf_cs cs;
+	uint64_t progress = 0;
+
+	if (done)
+		*done = 0;
+	k.size = uo_wf_size(f->fd, &nlink);
+	/* Unlinked: its pages go with the last descriptor, ours included. */
+	if (nlink == 0 || !uo_wf_cover(t, f, k.size))
+		return false;
+	t->sweeps++;
+	uo_wf_visit(&k, 0, f->nbits);
+	for (i = 0; i < k.ne; i++) {
+		k.e[i].aged = uo_wf_bit(f->aged, f->nbits, k.e[i].u);
+		if (!k.e[i].aged) {
+			any_new = true;
+			newest = k.e[i].u;
+		}
+		written |= k.e[i].busy != 0;
+	}
+	/* Written once (a pack written then synced): clean now, but nobody reads it back. */
+	f->wrote |= written;
+	written = f->wrote;
+	/*
+	 * A reader's readahead lies below the newest unit: not dropped yet.
+	 * What a writer wrote goes once clean: nobody reads it back soon.
+	 */
+	if (!final && !written && any_new)
+		guard = t->t->lookahead / 2 / t->t->align + 1;
+	if (f->aged)
+		memset(f->aged, 0, (f->nbits + 63) / 64 * sizeof(*f->aged));
+	for (i = 0; i < k.ne; i++) {
+		struct uo_wf_unit *e = &k.e[i];
+		bool go = !e->busy && (final || written ||
+			  (e->aged && !(guard && e->u <= newest && e->u + guard > newest)));
+
+		if (e->dirty) {
+			uo_wf_run_add(t, f, &flush, e->u, false);
+			t->flushed += e->dirty * t->page;
+			if (!e->aged)
+				progress++;
+		}
+		if (go) {
+			uo_wf_run_add(t, f, &drop, e->u, true);
+			if (e->pages > e->busy)
+				t->dropped += (e->pages - e->busy) * t->page;
+			progress++;
+		}
+		/*
+		 * Dirty units are never in a drop range: fadvise would write
+		 * them out itself, and block us while the disk is busy.
+		 */
+		if (!go) {
+			uo_wf_set(f->aged, f->nbits, e->u);
+			left = true;
+		}
+	}
+	uo_wf_run_end(t, f, &flush, false);
+	uo_wf_run_end(t, f, &drop, true);
+	free(k.e);
+	if (done && !t->dry_run)
+		*done = progress;
+	f->swept_ns = uo_wf_now();
+	f->swept_b = uo_wf_cachestat(t, f->fd, 0, 0, &cs) == 0 ? cs.nr_cache * t->page : 0;
+	return left;
+}
+
+static void uo_wf_free_slot(struct uo_wfile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->before);
+	free(f->aged);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+}
+
+void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(t, 0, sizeof(*t));
+	t->t = tu;
+	t->dry_run = dry_run;
+	t->page = page > 0 ? (uint64_t)page : 4096;
+	t->start_real_s = (int64_t)time(NULL);
+}
+
+void uo_wfiles_free(struct uo_wfiles *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].fd >= 0)
+			uo_wf_free_slot(&t->v[i]);
+	free(t->v);
+	free(t->cold);
+	t->cold = NULL;
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
+
+static bool uo_wf_memory_fs(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+/* Made since we started watching: whatever of it is cached, its maker brought in. */
+static bool uo_wf_born_since(const struct uo_wfiles *t, int fd)
+{
+	struct statx sx;
+
+	return statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
+	       (sx.stx_mask & STATX_BTIME) && sx.stx_btime.tv_sec >= t->start_real_s;
+}
+
+static int uo_wf_lookup(struct uo_wfiles *t, const struct stat *sb)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].fd >= 0 && t->v[i].ino == (uint64_t)sb->st_ino &&
+		    t->v[i].dev == (uint64_t)sb->st_dev)
+			return (int)i;
+	return -1;
+}
+
+int uo_wfiles_find(struct uo_wfiles *t, int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	return uo_wf_lookup(t, &sb);
+}
+
+static bool uo_wf_was_cold(struct uo_wfiles *t, const struct stat *sb)
+{
+	int64_t now = uo_wf_now();
+	unsigned i, n = t->ncold < UO_WF_COLD ? t->ncold : UO_WF_COLD;
+
+	for (i = 0; i < n; i++)
+		if (t->cold[i].ino == (uint64_t)sb->st_ino && t->cold[i].dev == (uint64_t)sb->st_dev)
+			return now - t->cold[i].ns < UO_WF_COLD_NS;
+	return false;
+}
+
+void uo_wfiles_listing(struct uo_wfiles *t, int dir)
+{
+	struct stat sb;
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+	int fd = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) != 0 || !(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	if (!t->cold && !(t->cold = calloc(UO_WF_COLD, sizeof(*t->cold)))) {
+		closedir(d);
+		return;
+	}
+	while ((de = readdir(d)) && n < UO_WF_LIST_MAX) {
+		struct uo_wf_cs cs;
+		int f;
+
+		if (de->d_type != DT_REG)
+			continue;
+		n++;
+		f = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK |
+			   O_NOCTTY);
+		if (f < 0)
+			continue;
+		if (uo_wf_cachestat(t, f, 0, 0, &cs) == 0 && cs.nr_cache == 0) {
+			struct uo_wf_cold *c = &t->cold[t->ncold++ % UO_WF_COLD];
+
+			c->dev = (uint64_t)sb.st_dev;
+			c->ino = (uint64_t)de->d_ino;
+			c->ns = uo_wf_now();
+		}
+		close(f);
+	}
+	t->listed += n;
+	closedir(d);
+}
+
+int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
+{
+	struct uo_wfile *f;
+	struct uo_wf_cs cs;
+	struct stat sb;
+	unsigned i;
+	int at;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	at = uo_wf_lookup(t, &sb);
+	if (at >= 0) {
+		f = &t->v[at];
+		f->users++;
+		/* Back before its drop was done: it is the program's again. */
+		f->closing = false;
+		return at;
+	}
+	if (uo_wf_memory_fs(fd))
+		return -1;
+	for (i = 0; i < t->n && t->v[i].fd >= 0; i++)
+		;
+	if (i == t->n) {
+		if (t->n == t->cap) {
+			unsigned cap = t->cap ? t->cap * 2 : 16;
+			struct uo_wfile *v = realloc(t->v, cap * sizeof(*v));
+
+			if (!v)
+				return -1;
+			t->v = v;
+			t->cap = cap;
+		}
+		t->n++;
+	}
+	f = &t->v[i];
+	memset(f, 0, sizeof(*f));
+	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (f->fd < 0)
+		return -1;
+	f->dev = (uint64_t)sb.st_dev;
+	f->ino = (uint64_t)sb.st_ino;
+	f->users = 1;
+	/* Without cachestat nothing can be told apart: the file is not followed. */
+	if (uo_wf_cachestat(t, f->fd, 0, 0, &cs) != 0) {
+		uo_wf_free_slot(f);
+		return -1;
+	}
+	t->files++;
+	f->swept_ns = uo_wf_now();
+	f->swept_b = cs.nr_cache * t->page;
+	/* Written now and made since we watch: all of it is the program's. */
+	if ((flags & UO_WF_FRESH) || cs.nr_cache == 0 || uo_wf_was_cold(t, &sb) ||
+	    ((cs.nr_dirty || cs.nr_writeback || (flags & UO_WF_WRITTEN)) &&
+	     uo_wf_born_since(t, f->fd))) {
+		f->cold = true;
+		uo_wf_cover(t, f, (uint64_t)sb.st_size);
+		return (int)i;
+	}
+	f->before = calloc(1, sizeof(uint64_t));
+	if (!f->before || !uo_wf_cover(t, f, (uint64_t)sb.st_size)) {
+		uo_wf_free_slot(f);
+		return -1;
+	}
+	{
+		struct uo_wf_walk k = { .t = t, .f = f, .size = (uint64_t)sb.st_size, .snap = true };
+
+		uo_wf_visit(&k, 0, f->nbits);
+	}
+	f->before_b = uo_wf_count(f->before, f->nbits, 0, f->nbits) * t->t->align;
+	return (int)i;
+}
+
+static uint64_t uo_wf_brought(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_cs *cs)
+{
+	if (uo_wf_cachestat(t, f->fd, 0, 0, cs) != 0)
+		return 0;
+	return cs->nr_cache * t->page > f->before_b ? cs->nr_cache * t->page - f->before_b : 0;
+}
+
+void uo_wfiles_release(struct uo_wfiles *t, int i)
+{
+	struct uo_wfile *f;
+	struct uo_wf_cs cs;
+	uint64_t brought;
+	bool tree = false;
+
+	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
+		return;
+	f = &t->v[i];
+	if (f->users && --f->users)
+		return;
+	brought = uo_wf_brought(t, f, &cs);
+	if (brought >= t->t->window && !f->stream) {
+		f->stream = true;
+		t->streams++;
+	}
+	/*
+	 * Smaller files are dropped when many come one after the other (a
+	 * tree restored or backed up), as the library does.
+	 */
+	if (!f->stream && brought >= UO_TREE_MIN) {
+		int64_t now = uo_wf_now();
+
+		tree = uo_tree_closed(cs.nr_dirty || cs.nr_writeback ? &t->wtree : &t->rtree,
+				      (uint64_t)(now / UO_MS));
+	}
+	if (!f->stream && !tree) {
+		uo_wf_free_slot(f);
+		return;
+	}
+	f->closing = true;
+	f->closed_ns = uo_wf_now();
+	if (!uo_wf_sweep(t, f, true, NULL))
+		uo_wf_free_slot(f);
+}
+
+void uo_wfiles_work(struct uo_wfiles *t)
+{
+	int64_t now = uo_wf_now();
+	uint64_t budget = 2 * t->t->window;
+	unsigned i;
+
+	for (i = 0; i < t->n; i++) {
+		struct uo_wfile *f = &t->v[i];
+		struct uo_wf_cs cs;
+		uint64_t brought, cached;
+
+		if (f->fd < 0)
+			continue;
+		if (f->closing) {
+			if (!uo_wf_sweep(t, f, true, NULL) || now - f->closed_ns > UO_WF_GIVEUP_NS)
+				uo_wf_free_slot(f);
+			continue;
+		}
+		brought = uo_wf_brought(t, f, &cs);
+		cached = cs.nr_cache * t->page;
+		if (cs.nr_dirty || cs.nr_writeback)
+			f->wrote = true;
+		if (cached > f->last_b)
+			t->grown += cached - f->last_b;
+		f->last_b = cached;
+		if (brought >= t->t->window && !f->stream) {
+			f->stream = true;
+			t->streams++;
+		}
+		/* Written data: its writeback starts now, not when the kernel gets to it. */
+		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run) {
+			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			t->flushed += cs.nr_dirty * t->page;
+		}
+		/*
+		 * A sweep costs calls per unit cached: one that could do
+		 * nothing (pages mapped or pinned, a dry run) makes the next
+		 * wait for twice as much growth, or it would cost as much
+		 * again each time the file grows a little.
+		 */
+		if (!f->step)
+			f->step = t->t->window / 2;
+		if (brought > budget &&
+		    (cached >= f->swept_b + f->step ||
+		     (f->step == t->t->window / 2 && now - f->swept_ns >= UO_WF_SWEEP_NS))) {
+			uint64_t done;
+
+			uo_wf_sweep(t, f, false, &done);
+			f->step = done ? t->t->window / 2 : f->step * 2;
+			f->last_b = f->swept_b;
+		}
+	}
+}
+
+bool uo_wfiles_pending(const struct uo_wfiles *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].fd >= 0 && t->v[i].closing)
+			return true;
+	return false;
+}
+
+void uo_wfiles_close_all(struct uo_wfiles *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].fd >= 0 && !t->v[i].closing) {
+			t->v[i].users = 1;
+			uo_wfiles_release(t, (int)i);
+		}
+}

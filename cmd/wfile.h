@@ -1,0 +1,100 @@
+/*
+ * The watcher's files: every regular file a watched process has open,
+ * followed by its residency in the page cache rather than by a position.
+ * Positional I/O (pread, pwrite: a restore's packs, a database-like copy)
+ * moves no file position, and a file that is opened, written and closed
+ * between two samples shows no position at all; both show up as pages
+ * that were not cached when the watcher first saw the file.  Those pages
+ * are the program's: they are written back early and dropped, and what
+ * was cached before is kept.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef UO_WFILE_H
+#define UO_WFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct uo_wfile {
+	uint64_t dev, ino;
+	int fd;			/* ours, read-only; -1: a free slot */
+	unsigned users;		/* watched descriptors (and open events) naming it */
+	bool cold;		/* nothing of it was cached at first sight */
+	bool closing;		/* the program closed it: dropping what it brought in */
+	bool stream;		/* the program brought in a window or more */
+	bool wrote;		/* dirty pages were seen: the program writes it */
+	uint64_t nbits;		/* bits in the bitmaps below, one per unit */
+	uint64_t *before;	/* unit cached (clean) at first sight; NULL if cold */
+	uint64_t *aged;		/* unit brought in and seen at the last sweep already */
+	uint64_t before_b;	/* bytes cached (clean) at first sight */
+	uint64_t swept_b;	/* bytes cached just after the last sweep */
+	uint64_t last_b;	/* bytes cached at the last sample */
+	uint64_t step;		/* growth that calls for the next sweep */
+	int64_t swept_ns;
+	int64_t closed_ns;
+};
+
+/* Files found uncached in a directory a watched process opened (a ring). */
+#define UO_WF_COLD	8192
+
+struct uo_wf_cold {
+	uint64_t dev, ino;
+	int64_t ns;		/* when it was seen uncached */
+};
+
+struct uo_wfiles {
+	struct uo_wfile *v;
+	unsigned n, cap;
+	const struct uo_tuning *t;
+	bool dry_run;
+	uint64_t page;
+	int64_t start_real_s;	/* files born after this were made by the watched */
+	struct uo_tree rtree, wtree;
+	/* Statistics. */
+	uint64_t files, streams, sweeps, probes, dropped, flushed;
+	uint64_t grown;		/* bytes cached more from one sample to the next, summed */
+	uint64_t listed;	/* files looked at in directories the program opened */
+	struct uo_wf_cold *cold;
+	unsigned ncold;
+};
+
+void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
+void uo_wfiles_free(struct uo_wfiles *t);
+
+#define UO_WF_FRESH	0x1u	/* what is cached of it now is known to be the program's */
+#define UO_WF_WRITTEN	0x2u	/* the program wrote it: if it was made since we watch, it made it */
+
+/*
+ * A watched process has the file of fd open (fd is ours: a reopening, or
+ * a fanotify event's).  Returns the file's index, its users counted up,
+ * or -1 if the file is not followed (not regular, memory fs).  flags:
+ * UO_WF_*.
+ */
+int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags);
+
+/* The file of fd, if followed: its index, or -1.  Nothing is counted. */
+int uo_wfiles_find(struct uo_wfiles *t, int fd);
+
+/*
+ * A watched process opened the directory dir (ours): the files in it
+ * that are not cached at all are noted, so that when the program opens
+ * one, its pages are known to be the program's even if we look late.
+ */
+void uo_wfiles_listing(struct uo_wfiles *t, int dir);
+
+/* One user fewer; at none, what the program brought in goes. */
+void uo_wfiles_release(struct uo_wfiles *t, int i);
+
+/* Each sample: follow residency growth, start writeback, retry drops. */
+void uo_wfiles_work(struct uo_wfiles *t);
+
+/* Something is still waiting for writeback to finish. */
+bool uo_wfiles_pending(const struct uo_wfiles *t);
+
+/* The watched processes are gone: every file is closed by now. */
+void uo_wfiles_close_all(struct uo_wfiles *t);
+
+#endif /* UO_WFILE_H */
