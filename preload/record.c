@@ -27,6 +27,7 @@
 #include "config.h"
 #include "record.h"
 #include "sys.h"
+#include "userdir.h"
 
 _Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
@@ -63,10 +64,13 @@ static int uo_record_open(void)
 {
 	uint64_t magic = 0;
 	struct uo_file f;
-	int fd;
+	int dir = uo_userdir_open(), fd;
 
-	fd = (int)uo_sys(SYS_openat, AT_FDCWD, uo_config.record_path,
+	if (dir < 0)
+		return -1;
+	fd = (int)uo_sys(SYS_openat, dir, "useonce-streams",
 			 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	uo_sys(SYS_close, dir);
 	if (fd < 0)
 		return -1;
 	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)uo_sys(SYS_geteuid))
@@ -109,7 +113,7 @@ bool uo_record_streamed_again(const struct uo_file *f)
 	int fd;
 
 	/* A setuid program writes no files of ours (asked here, not at every start). */
-	if (!uo_config.reuse_s || !uo_config.record_path[0] || getauxval(AT_SECURE) ||
+	if (!uo_config.reuse_s || getauxval(AT_SECURE) ||
 	    !uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
 	now /= 1000;
