@@ -3,9 +3,10 @@
  *
  * Use-once is a guess.  A file streamed again soon (a log grepped four
  * times, an input a build reads on every run) is better left to the
- * kernel's cache, if it fits comfortably in memory.  Each stream is noted
- * here when it is recognised; one noted within USEONCE_REUSE seconds
- * before is not dropped.
+ * kernel's cache, if it fits comfortably in memory (the guard asks
+ * advise.c: RAM or the cgroup's limit).  Each stream is noted here when it
+ * is recognised; one noted within USEONCE_REUSE seconds before is not
+ * dropped.
  *
  * A small file of fixed-size entries, read and written with raw pread and
  * pwrite (our own hooks stay out of it) when a stream is recognised, never
@@ -21,7 +22,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 
 #include "config.h"
@@ -95,14 +95,6 @@ bad:
 	return -1;
 }
 
-/* Does the file fit comfortably in memory?  A quarter of it, at most. */
-static bool uo_fits_in_memory(uint64_t size)
-{
-	struct sysinfo si;
-
-	return uo_sys(SYS_sysinfo, &si) == 0 && size <= (uint64_t)si.totalram * si.mem_unit / 4;
-}
-
 bool uo_record_streamed_again(const struct uo_file *f)
 {
 	struct uo_record_entry e[UO_RECORD_PROBES], now_e;
@@ -129,8 +121,7 @@ bool uo_record_streamed_again(const struct uo_file *f)
 			e[i].key = e[i].seen = 0;
 		if (e[i].key == key) {
 			slot = i;
-			again = e[i].seen <= now && now - e[i].seen <= uo_config.reuse_s &&
-				uo_fits_in_memory(f->size);
+			again = e[i].seen <= now && now - e[i].seen <= uo_config.reuse_s;
 			break;
 		}
 	}
