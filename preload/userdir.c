@@ -55,8 +55,8 @@ static int uo_private(const char *path)
 	return -1;
 }
 
-/* "PREFIX" "NUMBER" into out (size 256 at least, prefix shorter than 230). */
-static void uo_numbered(char *out, const char *prefix, uint32_t n)
+/* prefix, n in decimal, suffix into out (which the caller made big enough). */
+static void uo_numbered(char *out, const char *prefix, uint32_t n, const char *suffix)
 {
 	char digits[12];
 	int i = 0;
@@ -68,6 +68,8 @@ static void uo_numbered(char *out, const char *prefix, uint32_t n)
 	while (n /= 10);
 	while (i)
 		*out++ = digits[--i];
+	while (*suffix)
+		*out++ = *suffix++;
 	*out = '\0';
 }
 
@@ -83,13 +85,13 @@ int uo_userdir_open(void)
 		return -1;
 	if (uo_config.runtime_dir[0] && (fd = uo_private(uo_config.runtime_dir)) >= 0)
 		return fd;
-	uo_numbered(path, "/run/user/", uid);
+	uo_numbered(path, "/run/user/", uid, "");
 	if ((fd = uo_private(path)) >= 0)
 		return fd;
 	/* tmp_dir fits in 230 bytes (config.c), with room for "/useonce-" and a uid. */
 	for (len = 0; tmp[len]; len++)
 		path[len] = tmp[len];
-	uo_numbered(path + len, "/useonce-", uid);
+	uo_numbered(path + len, "/useonce-", uid, "");
 	/* Made private from the start; one that exists already is judged as any other. */
 	uo_sys(SYS_mkdirat, AT_FDCWD, path, 0700);
 	return uo_private(path);
@@ -133,11 +135,7 @@ static uint64_t uo_leader_start(long sid)
 	long n, i;
 	int fd, field;
 
-	uo_numbered(path, "/proc/", (uint32_t)sid);
-	for (i = 0; path[i]; i++)
-		;
-	path[i++] = '/', path[i++] = 's', path[i++] = 't', path[i++] = 'a', path[i++] = 't';
-	path[i] = '\0';
+	uo_numbered(path, "/proc/", (uint32_t)sid, "/stat");
 	fd = (int)uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;

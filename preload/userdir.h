@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A descriptor of the user's private directory (O_PATH-free, O_DIRECTORY), or -1. */
+/* A descriptor of the user's private directory (O_DIRECTORY), or -1; the caller closes it. */
 int uo_userdir_open(void);
 
 /*
