@@ -50,6 +50,8 @@ static struct {
 	char bait[600];		/* where a planted link points */
 	char preload[620];
 	char tmpdir[620];
+	char trace[600];	/* the last stream's trace, said when a case fails */
+	char trace_env[620];
 	uint32_t nobody_gid;
 } d;
 
@@ -84,13 +86,14 @@ static uint64_t stream(uint32_t uid, const char *xdg)
 	const char *as_root[] = { "cat", d.file, NULL };
 	const char *as_nobody[] = { "setpriv", "--reuid=nobody", "--regid=nogroup",
 				    "--clear-groups", "cat", d.file, NULL };
-	const char *env[] = { d.preload, d.tmpdir, "USEONCE_REUSE=600", xdg, NULL };
+	const char *env[] = { d.preload, d.tmpdir, "USEONCE_REUSE=600", d.trace_env, xdg, NULL };
 	struct uot_cmd c = { .argv = uid ? as_nobody : as_root, .drop = drop, .env = env,
 			     .out = "/dev/null", .err = d.err };
 	struct uot_result r;
 	struct stat st;
 	int64_t resident;
 
+	unlink(d.trace);
 	ck_assert_msg(uot_run(&c, &r) == 0, "cat: %s", uot_why());
 	ck_assert_msg(uot_exited_ok(r.status), "cat as %s: %s", who_name(uid),
 		      uot_status_str(r.status));
@@ -101,6 +104,19 @@ static uint64_t stream(uint32_t uid, const char *xdg)
 	resident = uot_resident(d.file, NULL);
 	ck_assert_int_ge(resident, 0);
 	return (uint64_t)resident;
+}
+
+/* The last stream's trace, for a failure's message. */
+static const char *last_trace(void)
+{
+	static char text[2048];
+	int fd = open(d.trace, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
 }
 
 static void clean(void)
@@ -142,8 +158,8 @@ START_TEST(test_made_private_and_kept)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_msg(exists(dir, "useonce-streams"), "no record in %s", dir);
 	ck_assert_msg(first <= DROPPED_MAX(uid), "the first stream was kept: %.0f MiB", uot_mib(first));
-	ck_assert_msg(second >= KEPT_MIN, "the file came back but was dropped: %.0f MiB",
-		      uot_mib(second));
+	ck_assert_msg(second >= KEPT_MIN, "the file came back but was dropped: %.0f MiB; trace:\n%s",
+		      uot_mib(second), last_trace());
 }
 END_TEST
 
@@ -211,7 +227,8 @@ START_TEST(test_runtime_dir_not_ours)
 	ck_assert_int_eq(chown(run, NOBODY, d.nobody_gid), 0);
 	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", run);
 	ck_assert_uint_le(stream(0, xdg), DROPPED_MAX(0));
-	ck_assert_uint_ge(stream(0, xdg), KEPT_MIN);
+	ck_assert_msg(stream(0, xdg) >= KEPT_MIN, "the file came back but was dropped; trace:\n%s",
+		      last_trace());
 	ck_assert_msg(!exists(run, "useonce-streams"), "root wrote into nobody's runtime directory");
 	ck_assert(exists(private_dir(dir, sizeof(dir), 0), "useonce-streams"));
 	uot_sh("rm -rf '%s'", run);
@@ -329,6 +346,8 @@ static void prepare(void)
 	snprintf(d.bait, sizeof(d.bait), "%s/bait", d.dir);
 	snprintf(d.preload, sizeof(d.preload), "LD_PRELOAD=%s", d.lib);
 	snprintf(d.tmpdir, sizeof(d.tmpdir), "TMPDIR=%s", d.tmp);
+	snprintf(d.trace, sizeof(d.trace), "%s/trace", d.dir);
+	snprintf(d.trace_env, sizeof(d.trace_env), "USEONCE_TRACE=%s", d.trace);
 	/* Our copy of the library: nobody may not be able to reach the build tree. */
 	if (mkdir(d.tmp, 0777) != 0 || chmod(d.tmp, 01777) != 0 ||
 	    uot_sh("cp '%s' '%s' && chmod 0755 '%s'", uot_library(), d.lib, d.lib) != 0 ||
