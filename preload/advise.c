@@ -169,17 +169,47 @@ static uint64_t uo_cgroup_limit(void)
 	return limit;
 }
 
+/*
+ * The memory this process may use: the smaller of RAM and its memory
+ * cgroups' limits (a container's, a systemd unit's), 0 if unknown.  Found
+ * once per process, when a stream first needs it.
+ */
+static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
+
+uint64_t uo_memory_size(void)
+{
+	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed);
+	struct sysinfo si;
+
+	if (!mem) {
+		mem = uo_cgroup_limit();
+		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem)
+			mem = (uint64_t)si.totalram * si.mem_unit;
+		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
+	}
+	return mem == UINT64_MAX ? 0 : mem;
+}
+
+/*
+ * A file that fits comfortably in that memory (a quarter of it, at most)
+ * may be left cached when it comes back; in a 256 MiB container a 600 MiB
+ * file kept would only push everything else out, and not stay either.
+ */
+bool uo_fits_in_memory(uint64_t size)
+{
+	uint64_t mem = uo_memory_size();
+
+	return mem && size <= mem / 4;
+}
+
 static uint64_t uo_write_budget(void)
 {
 	uint64_t budget = atomic_load_explicit(&uo_budget, memory_order_relaxed), mem;
-	struct sysinfo si;
 
 	if (budget)
 		return budget;
-	mem = uo_cgroup_limit();
-	if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem)
-		mem = (uint64_t)si.totalram * si.mem_unit;
-	budget = mem == UINT64_MAX ? 0 : mem / UO_BUDGET_SHARE;
+	mem = uo_memory_size();
+	budget = mem / UO_BUDGET_SHARE;
 	if (budget < 2 * uo_config.tuning.window)
 		budget = 2 * uo_config.tuning.window;
 	atomic_store_explicit(&uo_budget, budget, memory_order_relaxed);

@@ -26,6 +26,10 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd);
+/* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
+uint64_t uo_memory_size(void);
+/* Does a file of this size fit comfortably in that memory (a quarter)? */
+bool uo_fits_in_memory(uint64_t size);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */
 void uo_drop_tree_file(int fd, uint64_t size);
 

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "sys.h"
 #include "trace.h"
+#include "userdir.h"
 
 _Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
@@ -39,7 +40,8 @@ struct uo_config uo_config = {
 	.disabled = false,
 	.trace = { .fd = -1 },
 	.reuse_s = USEONCE_DEFAULT_REUSE,
-	.record_path = "",
+	.runtime_dir = "",
+	.tmp_dir = "",
 	.stats = { .fd = -1 },
 };
 
@@ -142,7 +144,9 @@ static void uo_say_ignored(void)
 			uo_line_str(l, "...");
 		uo_line_str(l, tail);
 	}
-	uo_line_write(l, STDERR_FILENO);
+	/* On a terminal, once per session: the same line again would be noise. */
+	if (!uo_said_in_session(l->buf, l->len))
+		uo_line_write(l, STDERR_FILENO);
 	errno = saved;
 }
 
@@ -315,20 +319,19 @@ static const char *uo_value(const char *entry, const char *name)
 }
 
 /*
- * The record of recent streams lives in the user's runtime directory
- * (per user, private, on tmpfs: gone at logout).  Without one, no record.
+ * Where the user's private directory may be (userdir.c chooses, and only
+ * when there is something to keep): an absolute path that fits, else none.
  */
-static void uo_load_record_path(const char *dir)
+static void uo_load_dir(char *out, size_t size, const char *dir)
 {
-	static const char name[] = "/useonce-streams";
 	size_t len = 0;
 
 	/* Counted by hand: a first call of strlen costs a symbol lookup in every process. */
-	while (dir[len] && len < sizeof(uo_config.record_path))
+	while (dir[len] && len < size)
 		len++;
-	if (dir[0] != '/' || len + sizeof(name) > sizeof(uo_config.record_path))
+	if (dir[0] != '/' || len >= size)
 		return;
-	uo_copy(uo_config.record_path, dir, name);
+	uo_copy(out, dir, "");
 }
 
 /* The variables we read, found in one pass over the environment. */
@@ -351,9 +354,13 @@ static void uo_env_scan(struct uo_env *e)
 		switch (s[0]) {
 		case 'X':
 			if ((v = uo_value(s, "XDG_RUNTIME_DIR")))
-				uo_load_record_path(v);
+				uo_load_dir(uo_config.runtime_dir, sizeof(uo_config.runtime_dir), v);
 			else if ((v = uo_value(s, "XDG_CONFIG_HOME")))
 				e->xdg_config = v;
+			break;
+		case 'T':
+			if ((v = uo_value(s, "TMPDIR")))
+				uo_load_dir(uo_config.tmp_dir, sizeof(uo_config.tmp_dir), v);
 			break;
 		case 'H':
 			if ((v = uo_value(s, "HOME")))

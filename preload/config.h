@@ -22,7 +22,8 @@ struct uo_config {
 	bool dryrun;		/* decide as usual, give no advice */
 	struct uo_dest trace;	/* USEONCE_TRACE; its descriptor is our own (uo_dest_keep) */
 	uint32_t reuse_s;	/* a file streamed again within this is left cached; 0: never */
-	char record_path[256];	/* the user's record of recent streams; "": none */
+	char runtime_dir[256];	/* $XDG_RUNTIME_DIR, absolute; "": none (userdir.c) */
+	char tmp_dir[230];	/* $TMPDIR, absolute; "": /tmp */
 	struct uo_dest stats;	/* USEONCE_STATS, the same way */
 };
 

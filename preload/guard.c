@@ -126,7 +126,8 @@ static bool uo_guard_promoted(int fd, struct uo_slot *s)
 		uo_trace(fd, "ignored", why);
 		return false;
 	}
-	if (s->st.dir == UO_READ && uo_record_streamed_again(&s->file)) {
+	if (s->st.dir == UO_READ && uo_record_streamed_again(&s->file) &&
+	    uo_fits_in_memory(s->file.size)) {
 		uo_ignore(&s->st);
 		uo_trace(fd, "left to the kernel's cache", "streamed again within USEONCE_REUSE");
 		return false;

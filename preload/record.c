@@ -3,9 +3,10 @@
  *
  * Use-once is a guess.  A file streamed again soon (a log grepped four
  * times, an input a build reads on every run) is better left to the
- * kernel's cache, if it fits comfortably in memory.  Each stream is noted
- * here when it is recognised; one noted within USEONCE_REUSE seconds
- * before is not dropped.
+ * kernel's cache, if it fits comfortably in memory (the guard asks
+ * advise.c: RAM or the cgroup's limit).  Each stream is noted here when it
+ * is recognised; one noted within USEONCE_REUSE seconds before is not
+ * dropped.
  *
  * A small file of fixed-size entries, read and written with raw pread and
  * pwrite (our own hooks stay out of it) when a stream is recognised, never
@@ -21,12 +22,12 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <time.h>
 
 #include "config.h"
 #include "record.h"
 #include "sys.h"
+#include "userdir.h"
 
 _Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
 
@@ -63,10 +64,13 @@ static int uo_record_open(void)
 {
 	uint64_t magic = 0;
 	struct uo_file f;
-	int fd;
+	int dir = uo_userdir_open(), fd;
 
-	fd = (int)uo_sys(SYS_openat, AT_FDCWD, uo_config.record_path,
+	if (dir < 0)
+		return -1;
+	fd = (int)uo_sys(SYS_openat, dir, "useonce-streams",
 			 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	uo_sys(SYS_close, dir);
 	if (fd < 0)
 		return -1;
 	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)uo_sys(SYS_geteuid))
@@ -91,14 +95,6 @@ bad:
 	return -1;
 }
 
-/* Does the file fit comfortably in memory?  A quarter of it, at most. */
-static bool uo_fits_in_memory(uint64_t size)
-{
-	struct sysinfo si;
-
-	return uo_sys(SYS_sysinfo, &si) == 0 && size <= (uint64_t)si.totalram * si.mem_unit / 4;
-}
-
 bool uo_record_streamed_again(const struct uo_file *f)
 {
 	struct uo_record_entry e[UO_RECORD_PROBES], now_e;
@@ -109,7 +105,7 @@ bool uo_record_streamed_again(const struct uo_file *f)
 	int fd;
 
 	/* A setuid program writes no files of ours (asked here, not at every start). */
-	if (!uo_config.reuse_s || !uo_config.record_path[0] || getauxval(AT_SECURE) ||
+	if (!uo_config.reuse_s || getauxval(AT_SECURE) ||
 	    !uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
 	now /= 1000;
@@ -125,8 +121,7 @@ bool uo_record_streamed_again(const struct uo_file *f)
 			e[i].key = e[i].seen = 0;
 		if (e[i].key == key) {
 			slot = i;
-			again = e[i].seen <= now && now - e[i].seen <= uo_config.reuse_s &&
-				uo_fits_in_memory(f->size);
+			again = e[i].seen <= now && now - e[i].seen <= uo_config.reuse_s;
 			break;
 		}
 	}

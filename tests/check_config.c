@@ -9,7 +9,8 @@
  * (tests/tests.mk) to look for it in build/test-etc instead of /etc: the
  * tests never write /etc.  Each program runs with a clean environment: no
  * USEONCE_ variable but those of the case, HOME in the scratch directory,
- * no XDG_RUNTIME_DIR (no record of recent streams).
+ * no XDG_RUNTIME_DIR and USEONCE_REUSE=0 unless a case sets it (no record
+ * of recent streams: without a runtime directory it lives under /tmp).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -113,6 +114,8 @@ static int run(const char *const *argv, bool preload, const char *const *env)
 
 	snprintf(home_env, sizeof(home_env), "HOME=%s", c.home);
 	envp[n++] = home_env;
+	/* Before the case's own: a case's USEONCE_REUSE comes later and wins. */
+	envp[n++] = "USEONCE_REUSE=0";
 	for (; env && *env && n < 63; env++)
 		envp[n++] = *env;
 	envp[n] = NULL;

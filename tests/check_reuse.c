@@ -32,14 +32,17 @@ static struct {
 	char reuse[64];
 	char trace[600];
 	char trace_env[620];
+	char no_tmp[620];	/* TMPDIR where no private directory can be made */
 } r;
 
-/* cat FILE under the library with the record in r.run; residency after. */
-static uint64_t stream(const char *reuse_s, bool with_record)
+/* cat FILE under the library with the record in r.run, in cg if not NULL; residency after. */
+static uint64_t stream_in(const char *reuse_s, bool with_record, const struct uot_cgroup *cg)
 {
 	const char *argv[] = { "cat", r.file, NULL };
-	const char *env[] = { r.reuse, r.trace_env, with_record ? r.xdg : "XDG_RUNTIME_DIR=", NULL };
-	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .out = "/dev/null" };
+	const char *env[] = { r.reuse, r.trace_env, with_record ? r.xdg : "XDG_RUNTIME_DIR=",
+			      with_record ? NULL : r.no_tmp, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .out = "/dev/null",
+			     .cg = cg };
 	struct uot_result res;
 	int64_t resident;
 
@@ -49,6 +52,11 @@ static uint64_t stream(const char *reuse_s, bool with_record)
 	resident = uot_resident(r.file, NULL);
 	ck_assert_int_ge(resident, 0);
 	return (uint64_t)resident;
+}
+
+static uint64_t stream(const char *reuse_s, bool with_record)
+{
+	return stream_in(reuse_s, with_record, NULL);
 }
 
 static void fresh(void)
@@ -107,14 +115,53 @@ START_TEST(test_changed_file_is_a_new_stream)
 }
 END_TEST
 
-START_TEST(test_no_runtime_dir_no_record)
+/*
+ * No runtime directory and nowhere private to make one (check_userdir has
+ * the fallback, and what is never trusted): no record, each stream dropped.
+ */
+START_TEST(test_no_private_dir_no_record)
 {
+	char run_user[64];
+
 	if (uot_skipped(NULL))
 		return;
+	snprintf(run_user, sizeof(run_user), "/run/user/%u", (unsigned)geteuid());
+	if (access(run_user, F_OK) == 0) {
+		printf("reuse: %s exists, the record lives there: case passed over\n", run_user);
+		return;
+	}
 	fresh();
 	ck_assert_uint_le(stream("600", false), DROPPED_MAX);
 	ck_assert_uint_le(stream("600", false), DROPPED_MAX);
 	ck_assert_int_ne(access(r.record, F_OK), 0);
+}
+END_TEST
+
+/*
+ * In a memory cgroup of 256 MiB (a container) the 128 MiB file does not
+ * fit comfortably: kept, it would push out everything else the cgroup has
+ * cached.  Streamed again, it is dropped again.
+ */
+START_TEST(test_too_big_for_its_cgroup)
+{
+	struct uot_cgroup cg;
+	uint64_t second;
+
+	if (uot_skipped(NULL))
+		return;
+	if (uot_cgroup_supported() != 0) {
+		printf("reuse: no memory cgroups here (%s): case passed over\n", uot_why());
+		return;
+	}
+	fresh();
+	ck_assert_msg(uot_cgroup_create(&cg, 256 * UOT_MIB) == 0, "%s", uot_why());
+	ck_assert_uint_le(stream_in("600", true, &cg), DROPPED_MAX);
+	second = stream_in("600", true, &cg);
+	uot_cgroup_remove(&cg);
+	printf("reuse: in a 256 MiB cgroup, streamed again: resident after %.0f MiB\n",
+	       uot_mib(second));
+	ck_assert_msg(second <= DROPPED_MAX, "a file of half the cgroup's limit was kept: %.0f MiB",
+		      uot_mib(second));
 }
 END_TEST
 
@@ -188,6 +235,7 @@ static void prepare(void)
 	snprintf(r.xdg, sizeof(r.xdg), "XDG_RUNTIME_DIR=%s", r.run);
 	uot_scratch_path(r.trace, sizeof(r.trace), "trace");
 	snprintf(r.trace_env, sizeof(r.trace_env), "USEONCE_TRACE=%s", r.trace);
+	snprintf(r.no_tmp, sizeof(r.no_tmp), "TMPDIR=%s/missing/tmp", uot_scratch());
 	if (mkdir(r.run, 0700) != 0 || uot_make_file(r.file, (uint64_t)FILE_MIB << 20, 5) != 0)
 		uot_skip("cannot make the files: %s", strerror(errno));
 }
@@ -202,8 +250,9 @@ int main(void)
 	tcase_add_test(tc, test_second_stream_left_cached);
 	tcase_add_test(tc, test_too_late_is_a_new_stream);
 	tcase_add_test(tc, test_changed_file_is_a_new_stream);
-	tcase_add_test(tc, test_no_runtime_dir_no_record);
+	tcase_add_test(tc, test_no_private_dir_no_record);
 	tcase_add_test(tc, test_reuse_zero_turns_it_off);
+	tcase_add_test(tc, test_too_big_for_its_cgroup);
 	tcase_add_loop_test(tc, test_damaged_record, 0, 4);
 	suite_add_tcase(s, tc);
 	/* In-process: the record and the file are shared from case to case anyway. */

@@ -1,0 +1,216 @@
+/*
+ * The user's private directory: where the record of recent streams lives,
+ * and the note of warnings already said.
+ *
+ * Desktop sessions have $XDG_RUNTIME_DIR; root shells, cron jobs, ssh
+ * sessions without a login manager and containers do not, and a user with
+ * no record reads a file streamed again and again from disk every time.
+ * So the candidates, first usable one wins:
+ *
+ *   $XDG_RUNTIME_DIR		a login manager's per-user tmpfs
+ *   /run/user/UID		when it exists without the variable (su, cron)
+ *   $TMPDIR/useonce-UID	else /tmp/useonce-UID, created 0700 if missing
+ *
+ * A candidate is used only if the directory itself, opened without
+ * following a link in its last component, belongs to us (the effective
+ * user) and lets nobody else in (no group or other bits).  Then no one else
+ * can put anything in it, and what lives inside is opened relative to its
+ * descriptor, again with O_NOFOLLOW.  A link planted by another user, a
+ * directory of someone else (a su'd root with the user's XDG_RUNTIME_DIR
+ * still set), a mode letting others in: passed over without a word, and
+ * with no candidate left there is simply no record.  Someone who takes
+ * /tmp/useonce-UID first can deny us the record, nothing more.
+ *
+ * Only used when a stream is recognised or a warning is due, never in the
+ * start-up path of a process that has nothing to say.  Setuid programs use
+ * none of it: their environment is someone else's.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "sys.h"
+#include "userdir.h"
+
+#define UO_DIR_FLAGS	(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
+
+/* The directory at path, if it is ours and private; else -1. */
+static int uo_private(const char *path)
+{
+	struct uo_file f;
+	int fd = (int)uo_sys(SYS_openat, AT_FDCWD, path, UO_DIR_FLAGS);
+
+	if (fd < 0)
+		return -1;
+	if (uo_fstat(fd, &f) == 0 && S_ISDIR(f.mode) &&
+	    f.uid == (uint32_t)uo_sys(SYS_geteuid) && !(f.mode & 077))
+		return fd;
+	uo_sys(SYS_close, fd);
+	return -1;
+}
+
+/* prefix, n in decimal, suffix into out (which the caller made big enough). */
+static void uo_numbered(char *out, const char *prefix, uint32_t n, const char *suffix)
+{
+	char digits[12];
+	int i = 0;
+
+	while (*prefix)
+		*out++ = *prefix++;
+	do
+		digits[i++] = (char)('0' + n % 10);
+	while (n /= 10);
+	while (i)
+		*out++ = digits[--i];
+	while (*suffix)
+		*out++ = *suffix++;
+	*out = '\0';
+}
+
+int uo_userdir_open(void)
+{
+	char path[256];
+	const char *tmp = uo_config.tmp_dir[0] ? uo_config.tmp_dir : "/tmp";
+	uint32_t uid = (uint32_t)uo_sys(SYS_geteuid);
+	size_t len;
+	int fd;
+
+	if (getauxval(AT_SECURE))
+		return -1;
+	if (uo_config.runtime_dir[0] && (fd = uo_private(uo_config.runtime_dir)) >= 0)
+		return fd;
+	uo_numbered(path, "/run/user/", uid, "");
+	if ((fd = uo_private(path)) >= 0)
+		return fd;
+	/* tmp_dir fits in 230 bytes (config.c), with room for "/useonce-" and a uid. */
+	for (len = 0; tmp[len]; len++)
+		path[len] = tmp[len];
+	uo_numbered(path + len, "/useonce-", uid, "");
+	/* Made private from the start; one that exists already is judged as any other. */
+	uo_sys(SYS_mkdirat, AT_FDCWD, path, 0700);
+	return uo_private(path);
+}
+
+/*
+ * Warnings said once per session and terminal.  A bad value set for a whole
+ * session is a line on every command's stderr otherwise.  Only a terminal
+ * is spared the repeats: there the user saw the line, on that very screen.
+ * A log file, a pipe, a script's captured stderr each get their line, as a
+ * program there may be the only one whose output anyone reads.
+ *
+ * The session is the session id with its leader's start time (a session id
+ * is a pid, and pids come back); the terminal is the device stderr is on.
+ * Notes are fixed-size entries in a small file of the private directory,
+ * the oldest overwritten, torn ones taken as empty (the record's way).
+ * Whenever something cannot be known, the line is said.
+ */
+#define UO_SAID_SLOTS	64
+#define UO_SAID_CHECK	0x5bd1e9955bd1e995ULL
+
+struct uo_said_entry {
+	uint64_t key;
+	uint64_t when;		/* CLOCK_REALTIME seconds, for choosing the oldest */
+	uint64_t check;		/* key ^ when ^ UO_SAID_CHECK, else torn */
+};
+
+static uint64_t uo_said_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UO_SAID_CHECK + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* Start time of the session's leader (field 22 of /proc/SID/stat); 0: unknown. */
+static uint64_t uo_leader_start(long sid)
+{
+	char path[32], buf[512];
+	const char *p = NULL;
+	uint64_t start = 0;
+	long n, i;
+	int fd, field;
+
+	uo_numbered(path, "/proc/", (uint32_t)sid, "/stat");
+	fd = (int)uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	n = uo_sys(SYS_read, fd, buf, sizeof(buf) - 1);
+	uo_sys(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	/* The name may hold spaces and parentheses: fields count from the last ')'. */
+	for (i = 0; i < n; i++)
+		if (buf[i] == ')')
+			p = buf + i + 1;
+	if (!p)
+		return 0;
+	for (field = 2; field < 22 && p < buf + n; p++)
+		if (*p == ' ')
+			field++;
+	while (p < buf + n && *p >= '0' && *p <= '9')
+		start = start * 10 + (uint64_t)(*p++ - '0');
+	return start;
+}
+
+bool uo_said_in_session(const char *text, size_t len)
+{
+	struct uo_said_entry e[UO_SAID_SLOTS], now_e;
+	char termios_buf[64] __attribute__((aligned(8)));
+	struct uo_file tty, rec;
+	uint64_t key = 1, now, start;
+	long sid;
+	unsigned i, slot = 0;
+	bool said = false;
+	int dir, fd;
+
+	if (uo_sys(SYS_ioctl, STDERR_FILENO, TCGETS, termios_buf) != 0 ||
+	    uo_fstat(STDERR_FILENO, &tty) != 0 || !uo_clock_ms(CLOCK_REALTIME, &now))
+		return false;
+	sid = uo_sys(SYS_getsid, 0);
+	if (sid <= 0 || !(start = uo_leader_start(sid)))
+		return false;
+	key = uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(key, (uint64_t)sid), start),
+				      tty.dev), tty.ino);
+	for (i = 0; i < len; i++)
+		key = uo_said_mix(key, (unsigned char)text[i]);
+	key = key ? key : 1;
+	now /= 1000;
+	dir = uo_userdir_open();
+	if (dir < 0)
+		return false;
+	fd = (int)uo_sys(SYS_openat, dir, "useonce-said",
+			 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	uo_sys(SYS_close, dir);
+	if (fd < 0)
+		return false;
+	if (uo_fstat(fd, &rec) != 0 || !S_ISREG(rec.mode) ||
+	    rec.uid != (uint32_t)uo_sys(SYS_geteuid))
+		goto out;
+	/* A short or new file reads as empty entries. */
+	for (i = 0; i < UO_SAID_SLOTS; i++)
+		e[i].key = e[i].when = e[i].check = 0;
+	if (uo_sys(SYS_pread64, fd, e, sizeof(e), 0) < 0)
+		goto out;
+	for (i = 0; i < UO_SAID_SLOTS; i++) {
+		if ((e[i].key ^ e[i].when ^ UO_SAID_CHECK) != e[i].check)
+			e[i].key = e[i].when = 0;
+		if (e[i].key == key) {
+			said = true;
+			goto out;
+		}
+		if (e[i].when < e[slot].when)
+			slot = i;
+	}
+	now_e.key = key;
+	now_e.when = now;
+	now_e.check = key ^ now ^ UO_SAID_CHECK;
+	uo_sys(SYS_pwrite64, fd, &now_e, sizeof(now_e), (off_t)(slot * sizeof(now_e)));
+out:
+	uo_sys(SYS_close, fd);
+	return said;
+}
