@@ -390,7 +390,7 @@ static off_t uo_rlen(struct uo_range r)
 	return r.end == UO_EOF ? 0 : (off_t)(r.end - r.start);
 }
 
-/* Which folios of the range were cached (at least half of each), as the library probes. */
+/* Which folios of the range hold cached pages (one is enough), as the library probes. */
 static unsigned uo_wprobe(struct uo_watch *w, int fd, struct uo_range r, uint64_t align,
 			  uint64_t *cached)
 {
@@ -407,8 +407,7 @@ static unsigned uo_wprobe(struct uo_watch *w, int fd, struct uo_range r, uint64_
 		return UO_EV_PROBED;
 	}
 	for (i = 0; i < folios && i < 64; i++)
-		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 &&
-		    cs.nr_cache * w->page * 2 >= align)
+		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
 			*cached |= 1ULL << i;
 	return UO_EV_PROBED;
 }
@@ -640,7 +639,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	char name[32], path[64];
 	struct stat sb, ours;
 	struct uo_cs cs;
-	uint64_t size, cached, front, len = 0;
+	uint64_t size, cached, clean, front, len = 0;
 	unsigned dir;
 
 	f->ours = -1;
@@ -707,14 +706,42 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	 * reader): a new file written, or a cold one read.  Such a file is a
 	 * stream after one window (a backup's 16 MiB packs, a restore's
 	 * files): nobody had its pages, and a program that makes or reads a
-	 * file whole rarely reads it again soon.
+	 * file whole rarely reads it again soon.  Only where that can be
+	 * told: a reader seen near its start, in a file bigger than what is
+	 * cached (a hot file read whole looks the same as a cold one read to
+	 * its end); a writer whose clean pages fit in a window (an append to
+	 * a hot log has the whole log clean).  Otherwise what is cached now
+	 * is taken to have been cached before, and kept.
 	 */
-	if (cached <= front + (dir == UO_READ ? f->t.lookahead : 0) + f->t.window &&
-	    (dir == UO_READ || size <= front + f->t.window)) {
+	clean = cached - ((cs.nr_dirty + cs.nr_writeback) * w->page < cached ?
+			  (cs.nr_dirty + cs.nr_writeback) * w->page : cached);
+	if (dir == UO_READ ?
+	    front <= f->t.window && cached <= front + f->t.lookahead + f->t.window &&
+	    size > cached + f->t.window :
+	    clean <= f->t.window && size <= front + f->t.window) {
 		f->fresh = true;
 		len = front;
 		if (f->t.threshold > f->t.window)
 			f->t.threshold = f->t.window;
+	}
+	if (!f->fresh && f->t.align) {
+		/*
+		 * What is cached from the reader's position on, seen now, is
+		 * taken to have been cached before: the policy's first probe
+		 * would come a window and a lookahead later, past what a fast
+		 * reader has already read (a hot file read whole in a blink
+		 * was dropped whole).
+		 */
+		struct uo_event ev = { .dir = (uint8_t)dir };
+		struct uo_range r;
+
+		r.start = front - front % f->t.align;
+		r.end = r.start + UO_MEMORY_FOLIOS * f->t.align;
+		f->st.dir = (uint8_t)dir;
+		ev.flags = (uint8_t)uo_wprobe(w, f->ours, r, f->t.align, &ev.cached);
+		ev.end = r.end;
+		ev.len = r.end - r.start;
+		uo_observe(&f->st, &f->t, &ev);
 	}
 	f->file = uo_wfiles_see(&w->wf, f->ours, f->fresh ? UO_WF_FRESH : 0);
 	uo_wevent(w, f, front, len, dir);
