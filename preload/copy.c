@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -85,8 +86,17 @@ static size_t uo_copy_window(const struct uo_copy *c, int split)
 {
 	struct uo_file a, b;
 
+	struct rlimit rl;
+
 	if (split == UO_SPLIT_NONE || uo_config.disabled || !c->known ||
 	    c->want <= uo_config.tuning.window)
+		return c->want;
+	/*
+	 * Under a file size limit, a window ending on the limit would make
+	 * the next call start there, and the kernel answers that with
+	 * SIGXFSZ where the whole request got a short count.
+	 */
+	if (uo_sys(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY)
 		return c->want;
 	if (uo_fstat(c->in.fd, &a) != 0 || !S_ISREG(a.mode))
 		return c->want;

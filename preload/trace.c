@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "config.h"
@@ -95,14 +94,9 @@ static void uo_write_all(int fd, const char *buf, size_t len)
 	}
 }
 
-/* Programs hand out descriptors from the bottom: ours sits well above. */
-#define UO_DEST_LOW	768
-
 void uo_dest_keep(struct uo_dest *d)
 {
 	struct uo_file f;
-	struct rlimit rl;
-	long low = UO_DEST_LOW, kept;
 
 	if (d->fd < 0)
 		return;
@@ -110,13 +104,6 @@ void uo_dest_keep(struct uo_dest *d)
 		d->fd = -1;
 		return;
 	}
-	if (uo_sys(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur - rl.rlim_cur / 4 < (rlim_t)low)
-		low = (long)(rl.rlim_cur - rl.rlim_cur / 4);
-	kept = uo_sys(SYS_fcntl, d->fd, F_DUPFD_CLOEXEC, low);
-	if (kept < 0)
-		kept = uo_sys(SYS_fcntl, d->fd, F_DUPFD_CLOEXEC, 3);
-	d->fd = kept < 0 ? -1 : (int)kept;
 	d->dev = f.dev;
 	d->ino = f.ino;
 }

@@ -36,10 +36,12 @@ void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */
 void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
 
 /*
- * A descriptor named in USEONCE_TRACE or USEONCE_STATS, made ours at start:
- * duplicated high and close-on-exec, so the program's own opens never get
- * the number we write to; fd -1 (nothing is written) if it was not open
- * then, as the number would name whatever the program opens next.
+ * A descriptor named in USEONCE_TRACE or USEONCE_STATS, checked at start:
+ * fd -1 (nothing is written) if it was not open then, as the number would
+ * name whatever the program opens next; else what file it names is noted,
+ * and a line is written only while the number still names that file (a
+ * program that closed it and opened its output there keeps its output).
+ * Not duplicated: that would take one of the program's descriptors.
  */
 void uo_dest_keep(struct uo_dest *d);
 /*

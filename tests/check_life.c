@@ -10,9 +10,9 @@
  * The program re-executes itself with the library preloaded (streams of 4
  * MiB advised every 2 MiB, trace lines to descriptor TRACE_FD, the write
  * end of a pipe whose read end the tests hold as TRACE_IN), and again as
- * the new image of its exec tests.  The library makes TRACE_FD its own at
- * start (a private duplicate): what it writes stays in that pipe, whatever
- * the tests do with the number.
+ * the new image of its exec tests.  The library writes to TRACE_FD only
+ * while it names the pipe it named at start, so the tests never replace it:
+ * they drain the pipe.
  *
  * SPDX-License-Identifier: MIT
  */
