@@ -164,7 +164,8 @@ static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov,
  * stream meanwhile (the _unlocked calls, or between locked ones): an answer
  * that cannot be right counts the call's own bytes.  libc crashes on a bad
  * stream as we do, but a request for nothing (fread of 0 bytes, fgets of
- * size 1) returns before touching the stream, even a NULL one: so do we.
+ * size 1, getline without a buffer) returns before touching the stream,
+ * even a NULL or wild one: so do we (the rows' 'asked').
  */
 /*
  * libc declares these streams never NULL, and the compiler would take it at
@@ -222,14 +223,15 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes)		\
-		int64_t uo_held = uo_stdio_held((fp), (dir)), uo_moved;	\
-		ret uo_ret;						\
-		UO_FN(name, fail)					\
-		uo_ret = uo_fn args;					\
-		uo_moved = uo_stdio_moved((fp), (dir), uo_held, (uint64_t)(bytes)); \
-		if (UO_UNLIKELY(uo_moved != 0))				\
-			uo_stdio_note((fp), (dir), uo_moved, (uint64_t)(bytes)); \
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked)		\
+		FILE *uo_fp = (asked) ? (fp) : NULL;				\
+		int64_t uo_held = uo_stdio_held(uo_fp, (dir)), uo_moved;	\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		uo_moved = uo_stdio_moved(uo_fp, (dir), uo_held, (uint64_t)(bytes)); \
+		if (UO_UNLIKELY(uo_moved != 0))					\
+			uo_stdio_note(uo_fp, (dir), uo_moved, (uint64_t)(bytes)); \
 		return uo_ret;
 
 /*
@@ -237,16 +239,16 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
  * its end: a line longer than the buffer may hide one, which only delays
  * the count.
  */
-#define UO_BODY_LINES(name, ret, args, fail, fp, ok)			\
-		FILE *uo_fp = uo_stream(fp);				\
-		char *uo_ptr = uo_fp ? uo_fp->_IO_read_ptr : NULL;	\
-		char *uo_end = uo_fp ? uo_fp->_IO_read_end : NULL;	\
-		ret uo_ret;						\
-		UO_FN(name, fail)					\
-		uo_ret = uo_fn args;					\
-		if (uo_fp && (ok) && UO_UNLIKELY(uo_fp->_IO_read_ptr < uo_ptr || \
+#define UO_BODY_LINES(name, ret, args, fail, fp, ok, asked)			\
+		FILE *uo_fp = (asked) ? uo_stream(fp) : NULL;			\
+		char *uo_ptr = uo_fp ? uo_fp->_IO_read_ptr : NULL;		\
+		char *uo_end = uo_fp ? uo_fp->_IO_read_end : NULL;		\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (uo_fp && (ok) && UO_UNLIKELY(uo_fp->_IO_read_ptr < uo_ptr ||	\
 						 uo_fp->_IO_read_end != uo_end)) \
-			uo_note(uo_stdio_fd(fp), UO_READ, UO_CURSOR, uo_stdio_filled(fp)); \
+			uo_note(uo_stdio_fd(uo_fp), UO_READ, UO_CURSOR, uo_stdio_filled(uo_fp)); \
 		return uo_ret;
 
 /* One window at a time: copy.h. */

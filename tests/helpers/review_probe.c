@@ -4,8 +4,8 @@
  * with and without libuseonce.
  *
  *   pointers FILE	every copy hook given a bad offset pointer, every stdio
- *			hook a NULL stream with a request for nothing: one
- *			line per call, "name result errno"
+ *			hook a NULL or wild stream with a request for nothing:
+ *			one line per call, "name result errno"
  *   readback FILE MIB	writes MIB MiB (each MiB its own byte), reads them
  *			back before any sync, then fsync: "bad N" (MiB that
  *			did not read back as written), "fsync R ERRNO"
@@ -81,6 +81,20 @@ static int pointers(const char *path)
 		line("fgets-1", fgets(b, 1, none) == b ? 1 : 0);
 		line("fgets-0", fgets(b, 0, none) == NULL ? 1 : 0);
 		line("fgets_unlocked-1", fgets_unlocked(b, 1, none) == b ? 1 : 0);
+	}
+	{
+		/* The same with a wild pointer, and line readers given no buffer. */
+		FILE *volatile wild = (FILE *)0x10;
+		char b[8];
+		ssize_t r;
+
+		line("fread-wild-0", (long)fread(b, 4, 0, wild));
+		line("fwrite-wild-0", (long)fwrite(b, 0, 1, wild));
+		line("fgets-wild-1", fgets(b, 1, wild) == b ? 1 : 0);
+		r = getline(NULL, NULL, wild);
+		line("getline-wild-nobuf", (long)r);
+		r = getdelim(NULL, NULL, ';', wild);
+		line("getdelim-wild-nobuf", (long)r);
 	}
 	return 0;
 }
