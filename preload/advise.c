@@ -296,6 +296,35 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
 }
 
 /*
+ * A writeback error is the program's to report, and its own descriptors
+ * still report it; but this check counts it as seen, and a descriptor
+ * opened later (a "sync FILE" after the program closed it) would not hear
+ * of it.  So it is said once, on stderr, where the user sees it.
+ */
+static void uo_say_writeback_failed(int fd, int err)
+{
+	static _Atomic int said;
+	char link[UO_PROC_FD_PATH], path[256];
+	struct uo_line l;
+	long n;
+
+	if (atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+		return;
+	uo_proc_fd_path(link, fd);
+	n = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	l.len = 0;
+	uo_line_str(&l, "useonce: writing ");
+	uo_line_path(&l, path[0] ? path : "a file");
+	uo_line_str(&l, err == ENOSPC ? " failed: no space left on the device" :
+		    err == EIO ? " failed: input/output error" : " failed");
+	uo_line_str(&l, " (errno ");
+	uo_line_num(&l, (uint64_t)err);
+	uo_line_str(&l, "); its pages are kept, but an fsync on a descriptor opened later may not tell");
+	uo_line_write(&l, 2);
+}
+
+/*
  * Did writeback of the range fail?  A page whose writeback failed is clean
  * and looks like any other, and it may be the only good copy of the data:
  * dropping it makes the program read the disk's garbage back.  The kernel
@@ -319,6 +348,8 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 		return true;
 	err = uo_sync_file_range((int)own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
 	uo_sys(SYS_close, own);
+	if (err)
+		uo_say_writeback_failed(fd, -err);
 	return err != 0;
 }
 

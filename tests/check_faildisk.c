@@ -123,6 +123,8 @@ static void compare(const char *name, enum disk_kind kind, const char *const *ar
 	b->s1 = run_on(kind, true, argv, b->with, sizeof(b->with));
 	printf("faildisk: %s without (%s):\n%s", name, uot_status_str(b->s0), b->without);
 	printf("faildisk: %s with (%s):\n%s", name, uot_status_str(b->s1), b->with);
+	/* The library's own word on the failure, when it had written pages to keep. */
+	uot_strip_lines(b->with, UOT_WRITEBACK_FAILED_LINE);
 }
 
 /* write_fsync on the disk: write MIB MiB, sync HOW, close, and report each. */

@@ -110,6 +110,9 @@ START_TEST(test_failed_writeback_not_dropped)
 		      "without the library the disk did not fail as expected:\n%s", without);
 	readback(true, envs[_i], with, sizeof(with));
 	printf("writeback: %s without:\n%swith:\n%s", envs[_i], without, with);
+	/* The program's data and its errors unchanged, and the user told once. */
+	ck_assert_msg(uot_strip_lines(with, UOT_WRITEBACK_FAILED_LINE) == 1,
+		      "%s: the library did not say once that writeback failed:\n%s", envs[_i], with);
 	ck_assert_msg(strstr(with, "bad 0\n"), "%s: data read back before fsync differs:\n%s",
 		      envs[_i], with);
 	ck_assert_msg(!strcmp(with, without), "%s: without:\n%swith:\n%s", envs[_i], without, with);

@@ -1441,3 +1441,25 @@ void uot_expand(char *out, size_t size, const char *tpl, const char *const *toke
 		}
 	}
 }
+
+unsigned uot_strip_lines(char *text, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	char *in = text, *out = text;
+	unsigned n = 0;
+
+	while (*in) {
+		char *nl = strchr(in, '\n');
+		size_t len = nl ? (size_t)(nl - in) + 1 : strlen(in);
+
+		if (!strncmp(in, prefix, plen)) {
+			n++;
+		} else {
+			memmove(out, in, len);
+			out += len;
+		}
+		in += len;
+	}
+	*out = '\0';
+	return n;
+}

@@ -34,6 +34,13 @@ const char *uot_why(void);
 const char *uot_build_dir(void);
 /* The source tree (UO_SRCDIR, else the working directory), made absolute. */
 const char *uot_srcdir(void);
+/* Removes the lines of text that start with prefix; returns how many there were. */
+unsigned uot_strip_lines(char *text, const char *prefix);
+/*
+ * What the library says on a failing disk (advise.c): one line per process,
+ * the program's own messages unchanged around it.
+ */
+#define UOT_WRITEBACK_FAILED_LINE	"useonce: writing "
 /* snprintf into out, returning out: for building argument strings inline. */
 __attribute__((format(printf, 3, 4)))
 char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
