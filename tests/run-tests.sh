@@ -18,6 +18,13 @@ export UO_BUILD="$build"
 # Tests stream the same files again and again: the record of recent streams
 # would keep them cached.  check_reuse turns it on where it is under test.
 export USEONCE_REUSE=0
+# Without XDG_RUNTIME_DIR the library keeps its record (and its notes of
+# warnings said) in a private directory under TMPDIR: the tests' own, gone
+# at the end, so nothing of theirs stays in /tmp.
+TMPDIR=$(cd "$build" && pwd)/tmp.$$
+export TMPDIR
+mkdir -p "$TMPDIR"
+trap 'rm -rf "$TMPDIR"' EXIT
 passed=0
 failed=0
 broken=""
