@@ -29,6 +29,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,8 @@
 #define HOT_KEPT_PCT	99.0	/* with the watcher: the hot set survives */
 #define HOT_LOST_PCT	50.0	/* alone: the kernel lost it */
 #define TEST_TIMEOUT	300
+/* A run someone else's drop_caches emptied is run again, at most this often. */
+#define DROP_TRIES	3
 
 static struct {
 	char why[600];		/* non-empty: hot-set tests are skipped */
@@ -279,7 +282,31 @@ struct outcome {
 	double before, after;
 	struct uot_result r;
 	char error[512];
+	bool dropped;		/* the whole page cache was dropped meanwhile */
 };
+
+/*
+ * How many times the page cache was dropped (echo 1 or 3 >
+ * /proc/sys/vm/drop_caches) since boot.  Other test programs and people
+ * on a shared machine do that: a hot set that fell to exactly 0% did so
+ * then, whatever the watcher did.
+ */
+static uint64_t cache_drops(void)
+{
+	char buf[8192], *p;
+	ssize_t n;
+	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\ndrop_pagecache ");
+	return p ? strtoull(p + 16, NULL, 10) : 0;
+}
 
 static void run_case(const struct watch_case *c, const char *tpl, const char *dst,
 		     struct outcome *o)
@@ -287,13 +314,19 @@ static void run_case(const struct watch_case *c, const char *tpl, const char *ds
 	char cmd[4096];
 	const char *argv[] = { "sh", "-c", cmd, NULL };
 	struct uot_cmd u;
+	uint64_t drops;
 
 	memset(o, 0, sizeof(*o));
 	expand(cmd, sizeof(cmd), c, tpl, dst);
 	if (c->tree)
 		uot_sh("for f in %s/*; do dd if=$f iflag=nocache count=0 status=none; done", wt.tree);
 	if (uot_cgroup_reset(&wt.cg) != 0 || uot_make_cold(wt.big) != 0 ||
-	    uot_make_cold(wt.hot) != 0 || uot_touch(wt.hot, UOT_TOUCH_MMAP, &wt.cg) != 0) {
+	    uot_make_cold(wt.hot) != 0) {
+		uot_sfmt(o->error, sizeof(o->error), "hot-set setup: %s", uot_why());
+		return;
+	}
+	drops = cache_drops();
+	if (uot_touch(wt.hot, UOT_TOUCH_MMAP, &wt.cg) != 0) {
 		uot_sfmt(o->error, sizeof(o->error), "hot-set setup: %s", uot_why());
 		return;
 	}
@@ -309,6 +342,38 @@ static void run_case(const struct watch_case *c, const char *tpl, const char *ds
 		return;
 	}
 	o->after = uot_resident_pct(wt.hot);
+	o->dropped = cache_drops() != drops;
+}
+
+/* A backup writes into a new repository each time. */
+static void fresh_repo(const struct watch_case *c)
+{
+	const char *repo = case_repo(c);
+
+	uot_sh("rm -rf %s && RESTIC_PASSWORD=uotest restic -q --repo %s init", repo, repo);
+}
+
+/*
+ * Runs the case; again when the page cache was dropped meanwhile (its
+ * figure says nothing then).  o->dropped stays set if every try was.
+ */
+static void run_undisturbed(const struct watch_case *c, const char *tpl, const char *dst,
+			    const char *how, struct outcome *o)
+{
+	int tries;
+
+	for (tries = 1; ; tries++) {
+		run_case(c, tpl, dst, o);
+		if (!o->dropped || o->error[0] || tries == DROP_TRIES)
+			return;
+		printf("watch: hotset %s %s: the page cache was dropped (drop_caches) during the "
+		       "run, hot set %.1f%%: run again\n", c->name, how, o->after);
+		fflush(stdout);
+		uot_scratch_rm(dst);
+		unlink(dst);
+		if (c->restic && strstr(c->name, "backup"))
+			fresh_repo(c);
+	}
 }
 
 START_TEST(test_hotset)
@@ -349,16 +414,15 @@ START_TEST(test_hotset)
 					     case_src(c)) == 0, "restic backup failed");
 	}
 	if (c->alone) {
-		run_case(c, c->alone, dst, &alone);
+		run_undisturbed(c, c->alone, dst, "alone", &alone);
 		printf("watch: hotset %-19s alone  hot %5.1f%% -> %5.1f%%  %5.2f s  %s\n", c->name,
 		       alone.before, alone.after, alone.r.secs, alone.error);
 		uot_scratch_rm(dst);
 		unlink(dst);
 		if (c->restic)
-			uot_sh("rm -rf %s && RESTIC_PASSWORD=uotest restic -q --repo %s init", repo,
-			       repo);
+			fresh_repo(c);
 	}
-	run_case(c, c->cmd, dst, &with);
+	run_undisturbed(c, c->cmd, dst, "watched", &with);
 	uot_cgroup_stat(&wt.cg, &ms);
 	if (!with.error[0] && c->check == CHECK_COPY)
 		eq = uot_files_equal(wt.big, 0, dst, 0, UINT64_MAX);
@@ -386,14 +450,20 @@ START_TEST(test_hotset)
 	uot_cgroup_reset(&wt.cg);
 
 	ck_assert_msg(!with.error[0], "%s", with.error);
-	ck_assert_msg(with.before >= HOT_KEPT_PCT, "the hot set was %.1f%% after touching it",
-		      with.before);
+	ck_assert_msg(with.dropped || with.before >= HOT_KEPT_PCT,
+		      "the hot set was %.1f%% after touching it", with.before);
 	ck_assert_msg(WIFEXITED(with.r.status) && WEXITSTATUS(with.r.status) == c->status,
 		      "%s: %s, expected exit %d", c->name, uot_status_str(with.r.status),
 		      c->status);
 	ck_assert_msg(eq == 1, "%s: data differ: %s", c->name, c->tree ? restored : uot_why());
-	if (c->alone) {
+	if (c->alone)
 		ck_assert_msg(!alone.error[0], "%s", alone.error);
+	if (with.dropped || (c->alone && alone.dropped)) {
+		printf("watch: hotset %s: the page cache was dropped during each of %d runs: "
+		       "hot set not asserted\n", c->name, DROP_TRIES);
+		return;
+	}
+	if (c->alone) {
 		ck_assert_msg(alone.after <= HOT_LOST_PCT,
 			      "%s alone kept %.1f%% of the hot set: this test cannot tell",
 			      c->name, alone.after);
