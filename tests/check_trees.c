@@ -62,7 +62,7 @@ static const struct {
 
 static struct {
 	char why[600];
-	char src[512], dst[512], tar[512], chk[512], hot[512];
+	char src[512], dst[512], tar[512], chk[512], hot[512], xdg[540];
 	struct uot_cgroup cg;
 	uint64_t res, size;
 } t;
@@ -107,7 +107,11 @@ static double tree_pct(const char *path)
 
 START_TEST(test_tree_copy_keeps_hot_set)
 {
-	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	/*
+	 * The user's runtime directory holds the record through which the
+	 * processes of one find share their run; root has none here.
+	 */
+	const char *env[] = { "USEONCE_REUSE=0", t.xdg, NULL };
 	char cmd[2048];
 	const char *argv[] = { "sh", "-c", cmd, NULL };
 	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .cg = &t.cg,
@@ -181,6 +185,7 @@ static void prepare(void)
 	uot_scratch_path(t.tar, sizeof(t.tar), "tree.tar");
 	uot_scratch_path(t.chk, sizeof(t.chk), "check");
 	uot_scratch_path(t.hot, sizeof(t.hot), "hot");
+	snprintf(t.xdg, sizeof(t.xdg), "XDG_RUNTIME_DIR=%s", uot_scratch());
 	if (mkdir(t.src, 0755) != 0) {
 		snprintf(t.why, sizeof(t.why), "mkdir %s: %s", t.src, strerror(errno));
 		return;
