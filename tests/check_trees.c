@@ -3,7 +3,7 @@
  *
  * A memory cgroup is the machine; a hot file of a third of it is mapped
  * and touched once inside it; then a real program copies a tree of files
- * of every size (128 KiB to 40 MiB, 2.5 times the cgroup) inside it under
+ * of every size (128 KiB to 40 MiB, 1.2 times the cgroup) inside it under
  * the library.  Afterwards the hot set must be resident (99%), the source
  * and the copy must not be (5% of their bytes at most: the first files of
  * a run go by before it is known to be a tree), and the copy must be
@@ -27,7 +27,7 @@
 #include "testlib.h"
 #include "uot_check.h"
 
-#define LIMIT_MIB	96
+#define LIMIT_MIB	128
 #define HOT_KEPT_PCT	99.0
 #define TREE_RES_PCT	5.0
 
