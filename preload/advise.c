@@ -456,3 +456,56 @@ void uo_drop_tree_file(int fd, uint64_t size)
 		uo_line_trace(&l);
 	}
 }
+
+void uo_flush_tree_file(int fd, uint64_t from, uint64_t size)
+{
+	struct uo_range r = { from, UO_EOF };
+	int err = uo_config.dryrun ? 0 : -uo_sync_file_range(fd, from, 0, SYNC_FILE_RANGE_WRITE);
+
+	if (err)
+		UO_STAT_ADD(advice_errors, 1);
+	else if (from < size)
+		UO_STAT_ADD(writeback, size - from);
+	uo_trace_advice(fd, uo_config.dryrun ? "dry run: would flush, to drop once written"
+					      : "flush, to drop once written", r, err, 0);
+}
+
+/*
+ * The same path as a write stream's drops: waited for by watching
+ * cachestat (the descriptor is ours, but its writeback error is the
+ * program's too: uo_writeback_failed asks it of yet another description),
+ * only the folios seen clean go, and none if writeback failed.
+ */
+void uo_drop_written_file(int fd, uint64_t size, bool tree_file, uint64_t from,
+			  uint64_t counted)
+{
+	uint64_t align = uo_config.tuning.align, waited = 0, unclean = 0;
+	struct uo_range r = { align ? from - from % align : from, UO_EOF };
+	bool clean;
+	int err;
+
+	if (uo_config.dryrun)
+		return;
+	if (uo_wait_below(fd, r.start, 0, &waited) < 0)
+		return;		/* no cachestat: what is clean cannot be told */
+	waited += uo_write_throttle(fd, &r, 0, false, &unclean, &clean);
+	if (!clean) {
+		uo_trace_advice(fd, "kept (writeback of a file of the tree not done)", r, 0, waited);
+		return;
+	}
+	if (uo_writeback_failed(fd, r)) {
+		UO_STAT_ADD(advice_errors, 1);
+		uo_trace_advice(fd, "kept (writeback failed: the only good copy)", r, 0, waited);
+		return;
+	}
+	err = uo_drop(fd, r, 0, align);
+	if (err) {
+		UO_STAT_ADD(advice_errors, 1);
+	} else {
+		if (tree_file)
+			UO_STAT_ADD(tree_files, 1);
+		uo_count_drop(r, 0, align, size, &counted);
+	}
+	uo_trace_advice(fd, tree_file ? "drop a file of the tree, written" :
+			"drop a write stream's tail, written", r, err, waited);
+}

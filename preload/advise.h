@@ -28,5 +28,15 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 int64_t uo_cached_pages(int fd);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */
 void uo_drop_tree_file(int fd, uint64_t size);
+/* A file of a tree written whole: starts writeback of [from, end of file). */
+void uo_flush_tree_file(int fd, uint64_t from, uint64_t size);
+/*
+ * A file written whole (of a tree: 'tree_file', counted so; or a write
+ * stream's tail, from 'from'), through a read-only descriptor of our own:
+ * waits (a while at most) for its writeback to end, then drops what is
+ * clean, unless writeback failed.  Drops below 'counted' were counted.
+ */
+void uo_drop_written_file(int fd, uint64_t size, bool tree_file, uint64_t from,
+			  uint64_t counted);
 
 #endif /* UO_ADVISE_H */
