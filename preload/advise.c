@@ -457,17 +457,28 @@ void uo_drop_tree_file(int fd, uint64_t size)
 	}
 }
 
-void uo_flush_tree_file(int fd, uint64_t from, uint64_t size)
+void uo_flush_new_file(int fd, uint64_t from, uint64_t size, const char *what, bool early)
 {
 	struct uo_range r = { from, UO_EOF };
 	int err = uo_config.dryrun ? 0 : -uo_sync_file_range(fd, from, 0, SYNC_FILE_RANGE_WRITE);
+	struct uo_line l;
 
 	if (err)
 		UO_STAT_ADD(advice_errors, 1);
-	else if (from < size)
+	else if (from < size && !early)
 		UO_STAT_ADD(writeback, size - from);
-	uo_trace_advice(fd, uo_config.dryrun ? "dry run: would flush, to drop once written"
-					      : "flush, to drop once written", r, err, 0);
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, uo_config.dryrun ? "dry run: would flush " : "flush ");
+	uo_line_range(&l, r);
+	uo_line_str(&l, ": ");
+	uo_line_str(&l, what);
+	if (err) {
+		uo_line_str(&l, ": failed, errno ");
+		uo_line_num(&l, (uint64_t)err);
+	}
+	uo_line_trace(&l);
 }
 
 /*

@@ -28,8 +28,12 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 int64_t uo_cached_pages(int fd);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */
 void uo_drop_tree_file(int fd, uint64_t size);
-/* A file of a tree written whole: starts writeback of [from, end of file). */
-void uo_flush_tree_file(int fd, uint64_t from, uint64_t size);
+/*
+ * Starts writeback of [from, end of file) of a new file, 'size' bytes;
+ * 'what' for the trace.  Counted in the statistics unless 'early': a
+ * stream flushes (and counts) its first windows again when it is one.
+ */
+void uo_flush_new_file(int fd, uint64_t from, uint64_t size, const char *what, bool early);
 /*
  * A file written whole (of a tree: 'tree_file', counted so; or a write
  * stream's tail, from 'from'), through a read-only descriptor of our own:

@@ -47,6 +47,7 @@ struct uo_slot {
 	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */
 	uint64_t drops_counted;	/* statistics: its drops are counted up to here */
 	uint64_t unclean;	/* 1 + start of written ranges not dropped yet (uo_apply); 0: none */
+	uint64_t early;		/* a new file: writeback started up to here before it was a stream */
 };
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];

@@ -198,6 +198,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		ev.flags = UO_EV_CURSOR;
 		adv = uo_observe(&s->st, t, &ev);
 	}
+	if (s->st.state == UO_TRACKING && s->opened == UO_OPEN_NEW)
+		uo_tree_new_file(fd, s, t);
 	if (adv.flags & UO_ADV_PROMOTED) {
 		if (!uo_guard_promoted(fd, s))
 			return;

@@ -285,7 +285,8 @@ static void uo_write_behind(int fd, const struct uo_file *f, uint64_t flush, uin
 	int ours;
 
 	if (flush != UO_EOF)
-		uo_flush_tree_file(fd, flush, f->size);
+		uo_flush_new_file(fd, flush, f->size, "written whole, to drop once written",
+				  false);
 	if (uo_config.dryrun) {
 		if (tree_file)
 			UO_STAT_ADD(tree_files, 1);
@@ -421,6 +422,15 @@ void uo_tree_tail(int fd, struct uo_slot *s, uint64_t from)
 		return;
 	uo_write_behind(fd, &f, UO_EOF, from, false, s->drops_counted);
 	uo_trees_unlock();
+}
+
+void uo_tree_new_file(int fd, struct uo_slot *s, const struct uo_tuning *t)
+{
+	if (s->st.dir != UO_WRITE || s->st.run_start != 0 || !t->window ||
+	    s->st.next < s->early + t->window)
+		return;
+	uo_flush_new_file(fd, s->early, s->st.next, "a new file, not a stream yet", true);
+	s->early = s->st.next;
 }
 
 void uo_tree_exit(void)
