@@ -482,6 +482,34 @@ void uo_flush_new_file(int fd, uint64_t from, uint64_t size, const char *what, b
 }
 
 /*
+ * Waits until [from, end of file) is clean, at most UO_WAIT_BUDGET_NS.
+ * Writeback started with SYNC_FILE_RANGE_WRITE passes by pages it finds
+ * busy (it does not wait for them), and those stay dirty until the
+ * kernel's flusher comes, 30 s later: a file waited for so waited the
+ * whole budget (5 s, zstd -o of a tree).  Dirty pages with none under
+ * writeback are sent again.  -1 without cachestat.
+ */
+static int64_t uo_wait_clean(int fd, uint64_t from, uint64_t *waited)
+{
+	struct uo_cachestat cs;
+
+	for (;;) {
+		struct timespec ts = { 0, UO_POLL_NS };
+
+		if (uo_cachestat(fd, from, 0, &cs) != 0)
+			return -1;
+		if (!cs.nr_dirty && !cs.nr_writeback)
+			return 0;
+		if (*waited >= UO_WAIT_BUDGET_NS)
+			return (int64_t)(cs.nr_dirty + cs.nr_writeback);
+		if (!cs.nr_writeback)
+			uo_sync_file_range(fd, from, 0, SYNC_FILE_RANGE_WRITE);
+		uo_sys(SYS_nanosleep, &ts, NULL);
+		*waited += UO_POLL_NS;
+	}
+}
+
+/*
  * The same path as a write stream's drops: waited for by watching
  * cachestat (the descriptor is ours, but its writeback error is the
  * program's too: uo_writeback_failed asks it of yet another description),
@@ -497,7 +525,7 @@ void uo_drop_written_file(int fd, uint64_t size, bool tree_file, uint64_t from,
 
 	if (uo_config.dryrun)
 		return;
-	if (uo_wait_below(fd, r.start, 0, &waited) < 0)
+	if (uo_wait_clean(fd, r.start, &waited) < 0)
 		return;		/* no cachestat: what is clean cannot be told */
 	waited += uo_write_throttle(fd, &r, 0, false, &unclean, &clean);
 	if (!clean) {
