@@ -107,7 +107,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 /*
  * libc's functions, and a getter that finds each at its first call: looking
- * all 52 up at start would cost every process thousands of instructions.  The
+ * all 56 up at start would cost every process thousands of instructions.  The
  * price: the first call of a hook made from a signal handler runs dlsym(),
  * which is not async-signal-safe (in practice it can only go wrong if the
  * handler interrupted the loader itself, in dlopen).
