@@ -347,18 +347,15 @@ void uo_note_closing(int fd)
 		/* nothing */
 	} else if (s->st.state == UO_STREAM && uo_same_file(fd, &s->file, &size)) {
 		bool wrote = s->st.dir == UO_WRITE;
+		uint64_t tail = uo_tree_tail_from(s);
 		struct uo_file f;
 
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
-		/* A file of a tree written behind is not waited for here. */
-		if (!uo_tree_closing(fd, s)) {
-			uint64_t tail = uo_tree_tail_from(s);
-
-			adv = uo_closing(&s->st, uo_tree_tuning(s->st.dir));
-			uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
-			uo_tree_tail(fd, s, tail);
-		}
+		uo_tree_closing(fd, s);
+		adv = uo_closing(&s->st, uo_tree_tuning(s->st.dir));
+		uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
+		uo_tree_tail(fd, s, tail);
 		/*
 		 * A file written is often read back soon (a build's output, a
 		 * download checked): noted as a stream, once its size and time

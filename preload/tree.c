@@ -300,7 +300,7 @@ static void uo_write_behind(int fd, const struct uo_file *f, uint64_t flush, uin
 		uo_pending_drain(1);
 	ours = uo_pending_fd(fd);
 	if (ours < 0) {
-		/* No /proc: its writeback is waited for now, through the program's file. */
+		/* No /proc: left to the kernel (never waited for on the program's descriptor). */
 		uo_trace(fd, "kept (no descriptor of our own to drop it once written)", NULL);
 		return;
 	}
@@ -346,7 +346,7 @@ static unsigned uo_tree_dir(const struct uo_slot *s, const uint64_t moved[2])
 	return s->st.dir;
 }
 
-bool uo_tree_closing(int fd, struct uo_slot *s)
+void uo_tree_closing(int fd, struct uo_slot *s)
 {
 	uint64_t moved[2] = {
 		atomic_load_explicit(&s->counted[UO_READ], memory_order_relaxed),
@@ -357,15 +357,14 @@ bool uo_tree_closing(int fd, struct uo_slot *s)
 	struct uo_file f;
 	const char *why;
 	unsigned dir = uo_tree_dir(s, moved);
-	bool handled = false;
 
 	if (dir > UO_WRITE || !(uo_config.tuning.guard & (1u << dir)))
-		return false;
+		return;
 	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.size < UO_TREE_MIN ||
 	    uo_cursor(fd) != (int64_t)f.size ||
 	    (s->st.state == UO_NEW && moved[dir] != f.size) ||
 	    !uo_clock_ms(CLOCK_MONOTONIC, &tf.now_ms))
-		return false;
+		return;
 	tf.size = f.size;
 	tf.moved = f.size;
 	tf.whole = 1;
@@ -374,7 +373,7 @@ bool uo_tree_closing(int fd, struct uo_slot *s)
 	tf.streamed = s->st.state == UO_STREAM;
 	tf.key = uo_tree_mix(uo_tree_mix(f.dev ^ uo_tree_mix(f.ino)) ^ f.size ^ f.mtime_ns) | 1;
 	if (!uo_trees_lock())
-		return false;
+		return;
 	adv = uo_tree_file_closed(&uo_trees, &uo_config.tuning, &tf);
 	uo_shared_changed[dir] = true;
 	if (adv.ask_record) {
@@ -396,16 +395,17 @@ bool uo_tree_closing(int fd, struct uo_slot *s)
 			uo_trace(fd, "tree file left alone", why);
 		} else if (adv.verdict == UO_TREE_DROP) {
 			uo_drop_tree_file(fd, f.size);
-		} else {
-			/* A write stream's earlier windows went as it wrote; the rest goes behind. */
-			uo_write_behind(fd, &f, tf.streamed ? s->st.flushed : 0,
-					tf.streamed ? s->st.dropped : 0, true,
-					tf.streamed ? s->drops_counted : 0);
-			handled = tf.streamed;
+		} else if (!tf.streamed) {
+			uo_write_behind(fd, &f, 0, 0, true, 0);
 		}
+		/*
+		 * A write stream's windows went as it wrote; its closing drops
+		 * what is clean now, as for any write stream, and the rest goes
+		 * behind (uo_tree_tail): a program that goes on running after
+		 * its last file (check_threads' writers) keeps none of it.
+		 */
 	}
 	uo_trees_unlock();
-	return handled;
 }
 
 uint64_t uo_tree_tail_from(const struct uo_slot *s)

@@ -33,12 +33,8 @@ static inline const struct uo_tuning *uo_tree_tuning(unsigned dir)
 
 /* fd was just opened with 'flags' (the slot is not held). */
 void uo_tree_opened(int fd, int flags);
-/*
- * A descriptor is being closed (slot held, before it is cleared): one more
- * file of a tree?  True if its stream's tail was dealt with (written
- * behind), and the stream's own closing advice is not to be applied.
- */
-bool uo_tree_closing(int fd, struct uo_slot *s);
+/* A descriptor is being closed (slot held, before it is cleared): one more file of a tree? */
+void uo_tree_closing(int fd, struct uo_slot *s);
 /*
  * A write stream was closed, its closing advice applied (slot held): what
  * its writeback had not ended for stays cached.  Of a file the descriptor
