@@ -142,3 +142,58 @@ out:
 	uo_sys(SYS_close, fd);
 	return again;
 }
+
+/*
+ * After the entries: the runs of trees of the processes of one parent
+ * (find -exec cp, xargs -n1, a shell loop), UO_TREE_SHARE_SLOTS parents at
+ * once, both directions each (tree.c).  The entries check themselves
+ * (policy.h, uo_tree_share_get); a slot shared by two parents only makes
+ * one of them start its run again.
+ */
+#define UO_TREE_SHARE_SLOTS	16
+
+static off_t uo_record_tree_at(uint64_t owner, unsigned dir)
+{
+	return (off_t)(UO_RECORD_SIZE + ((owner % UO_TREE_SHARE_SLOTS) * 2 + dir) *
+			sizeof(struct uo_tree_share));
+}
+
+static int uo_record_tree_open(void)
+{
+	if (!uo_config.record_path[0] || getauxval(AT_SECURE))
+		return -1;
+	return uo_record_open();
+}
+
+bool uo_record_tree_get(uint64_t owner, struct uo_tree_share sh[2])
+{
+	long n;
+	int fd = uo_record_tree_open();
+
+	if (fd < 0)
+		return false;
+	n = uo_sys(SYS_pread64, fd, sh, 2 * sizeof(*sh), uo_record_tree_at(owner, UO_READ));
+	uo_sys(SYS_close, fd);
+	return n == (long)(2 * sizeof(*sh));
+}
+
+void uo_record_tree_put(uint64_t owner, const struct uo_tree_share sh[2], const bool put[2])
+{
+	unsigned dir;
+	int fd;
+
+	if (!put[UO_READ] && !put[UO_WRITE])
+		return;
+	fd = uo_record_tree_open();
+	if (fd < 0)
+		return;
+	/* Both at once when both changed: one write, never half of a pair. */
+	if (put[UO_READ] && put[UO_WRITE])
+		uo_sys(SYS_pwrite64, fd, sh, 2 * sizeof(*sh), uo_record_tree_at(owner, UO_READ));
+	else
+		for (dir = UO_READ; dir <= UO_WRITE; dir++)
+			if (put[dir])
+				uo_sys(SYS_pwrite64, fd, &sh[dir], sizeof(sh[dir]),
+				       uo_record_tree_at(owner, dir));
+	uo_sys(SYS_close, fd);
+}
