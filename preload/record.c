@@ -160,7 +160,7 @@ static off_t uo_record_tree_at(uint64_t owner, unsigned dir)
 
 static int uo_record_tree_open(void)
 {
-	if (getauxval(AT_SECURE))
+	if (!uo_config.record_path[0] || getauxval(AT_SECURE))
 		return -1;
 	return uo_record_open();
 }
