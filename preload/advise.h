@@ -32,19 +32,5 @@ uint64_t uo_memory_size(void);
 bool uo_fits_in_memory(uint64_t size);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */
 void uo_drop_tree_file(int fd, uint64_t size);
-/*
- * Starts writeback of [from, end of file) of a new file, 'size' bytes;
- * 'what' for the trace.  Counted in the statistics unless 'early': a
- * stream flushes (and counts) its first windows again when it is one.
- */
-void uo_flush_new_file(int fd, uint64_t from, uint64_t size, const char *what, bool early);
-/*
- * A file written whole (of a tree: 'tree_file', counted so; or a write
- * stream's tail, from 'from'), through a read-only descriptor of our own:
- * waits (a while at most) for its writeback to end, then drops what is
- * clean, unless writeback failed.  Drops below 'counted' were counted.
- */
-void uo_drop_written_file(int fd, uint64_t size, bool tree_file, uint64_t from,
-			  uint64_t counted);
 
 #endif /* UO_ADVISE_H */

@@ -21,6 +21,9 @@
 #define UO_FDTAB_MAX	(1u << 20)
 #define UO_FDTAB_CHUNK	256u
 
+#define UO_OPENED_UNKNOWN	0u	/* opened before tree mode, or not read-only */
+#define UO_OPENED_COLD		1u	/* none of it was cached: ours to drop at close */
+#define UO_OPENED_CACHED	2u	/* someone had it cached: leave it */
 
 /*
  * A read stream whose cached pages we cannot see (another user's file) is
@@ -40,14 +43,13 @@ struct uo_slot {
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
 	_Atomic uint32_t quiet;	/* ignored by the policy: hooks pass it by until it is cleared */
 	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
-	uint32_t opened;	/* enum uo_opened (policy.h): what the file was when opened */
+	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
 	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */
 	uint64_t drops_counted;	/* statistics: its drops are counted up to here */
 	uint64_t unclean;	/* 1 + start of written ranges not dropped yet (uo_apply); 0: none */
-	uint64_t early;		/* a new file: writeback started up to here before it was a stream */
 };
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];

@@ -80,8 +80,6 @@ static void uo_print_stats(void)
  */
 __attribute__((destructor)) static void uo_guard_exit(void)
 {
-	/* Written files of a tree still waiting are dropped first, and counted. */
-	uo_note_exit();
 	uo_print_stats();
 }
 
@@ -150,7 +148,7 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	};
 
 	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align, &ev.cached);
-	uo_observe(&s->st, uo_tree_tuning(s->st.dir), &ev);
+	uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);
 	if (ev.flags == UO_EV_BLIND)
@@ -165,7 +163,6 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	struct uo_event ev = {
 		.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len, .len = len, .dir = (uint8_t)dir,
 	};
-	const struct uo_tuning *t = uo_tree_tuning(dir);
 	struct uo_advice adv;
 	uint64_t size;
 
@@ -185,7 +182,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		}
 	}
 	uo_count_stream(s, 0);
-	adv = uo_observe(&s->st, t, &ev);
+	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
 		int64_t pos = uo_cursor(fd);
 
@@ -197,10 +194,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		ev.end = (uint64_t)pos;
 		ev.len = 0;
 		ev.flags = UO_EV_CURSOR;
-		adv = uo_observe(&s->st, t, &ev);
+		adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	}
-	if (s->st.state == UO_TRACKING && s->opened == UO_OPEN_NEW)
-		uo_tree_new_file(fd, s, t);
 	if (adv.flags & UO_ADV_PROMOTED) {
 		if (!uo_guard_promoted(fd, s))
 			return;
@@ -311,22 +306,23 @@ out:
 	errno = saved;
 }
 
-void uo_note_opened(int fd, int flags)
+bool uo_tree_streaming(void)
 {
-	int saved = errno;
-
-	if (uo_config.disabled || fd < 0)
-		return;
-	uo_tree_opened(fd, flags);
-	errno = saved;
+	return atomic_load_explicit(&uo_tree_on, memory_order_relaxed);
 }
 
-void uo_note_exit(void)
+void uo_note_opened(int fd)
 {
+	struct uo_slot *s;
 	int saved = errno;
 
-	if (!uo_config.disabled)
-		uo_tree_exit();
+	if (uo_config.disabled)
+		return;
+	s = uo_slot_get(fd);
+	if (s && uo_slot_lock(s)) {
+		uo_tree_opened(fd, s);
+		uo_slot_unlock(s);
+	}
 	errno = saved;
 }
 
@@ -348,15 +344,12 @@ void uo_note_closing(int fd)
 		/* nothing */
 	} else if (s->st.state == UO_STREAM && uo_same_file(fd, &s->file, &size)) {
 		bool wrote = s->st.dir == UO_WRITE;
-		uint64_t tail = uo_tree_tail_from(s);
 		struct uo_file f;
 
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
-		uo_tree_closing(fd, s);
-		adv = uo_closing(&s->st, uo_tree_tuning(s->st.dir));
+		adv = uo_closing(&s->st, &uo_config.tuning);
 		uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
-		uo_tree_tail(fd, s, tail);
 		/*
 		 * A file written is often read back soon (a build's output, a
 		 * download checked): noted as a stream, once its size and time

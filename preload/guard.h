@@ -15,7 +15,6 @@
 #include "config.h"
 #include "fdtab.h"
 #include "policy.h"
-#include "tree.h"
 
 /* A window of bytes moved, or bytes at a known offset the fast path could not settle. */
 void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
@@ -23,10 +22,8 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
 void uo_note_closing(int fd);
 /* fd now names another open file (dup2, dup3). */
 void uo_note_forget(int fd);
-/* fd was just opened with 'flags' (open(2)'s; fopen's mode made into them). */
-void uo_note_opened(int fd, int flags);
-/* The process ends (exit, _exit): what is left to do for its trees. */
-void uo_note_exit(void);
+/* fd was just opened for reading while the process streams a tree. */
+void uo_note_opened(int fd);
 /*
  * Before a descriptor's first read (or copy) of UO_HEAD_PROBE_MIN or more:
  * what is cached at the file's start, seen before the stream touches it.
@@ -38,6 +35,9 @@ static inline bool uo_head_unprobed(const struct uo_slot *s)
 {
 	return !s || !atomic_load_explicit(&s->head_probed, memory_order_relaxed);
 }
+
+/* Is the process streaming a tree of files?  Opens matter only then. */
+bool uo_tree_streaming(void);
 
 /*
  * Called by every hook that moved bytes, so it must cost next to nothing:
@@ -68,7 +68,7 @@ static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_
 		}
 	} else if (s && uo_slot_lock(s)) {
 		struct uo_event ev = { .end = at + len, .len = len, .dir = (uint8_t)dir };
-		bool quiet = uo_observe_quiet(&s->st, uo_tree_tuning(dir), &ev);
+		bool quiet = uo_observe_quiet(&s->st, &uo_config.tuning, &ev);
 
 		uo_slot_unlock(s);
 		if (quiet)

@@ -17,7 +17,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -40,23 +39,6 @@ static inline int uo_stdio_fd(FILE *fp)
 	if (fd < 0)
 		errno = saved;
 	return fd;
-}
-
-/* The flags of open(2) that fopen's mode stands for (only those the guard asks about). */
-static inline int uo_fopen_flags(const char *mode)
-{
-	int flags = mode[0] == 'r' ? O_RDONLY : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC :
-		    O_WRONLY | O_CREAT | O_APPEND;
-	const char *m;
-
-	/* glibc reads the modifiers up to a ',' (",ccs=..."), and only the first few. */
-	for (m = mode + 1; *m && *m != ',' && m < mode + 7; m++) {
-		if (*m == '+')
-			flags = (flags & ~O_ACCMODE) | O_RDWR;
-		else if (*m == 'x')
-			flags |= O_EXCL;
-	}
-	return flags;
 }
 
 /* With optimisation, stdio.h makes these macros; we need the functions. */
@@ -107,7 +89,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 /*
  * libc's functions, and a getter that finds each at its first call: looking
- * all 56 up at start would cost every process thousands of instructions.  The
+ * all 52 up at start would cost every process thousands of instructions.  The
  * price: the first call of a hook made from a signal handler runs dlsym(),
  * which is not async-signal-safe (in practice it can only go wrong if the
  * handler interrupted the loader itself, in dlopen).
@@ -330,8 +312,9 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 		UO_FN(name, fail)						\
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
-		if (uo_ret >= 0)						\
-			uo_note_opened(uo_ret, (flags));			\
+		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()) &&		\
+		    ((flags) & O_ACCMODE) == O_RDONLY)				\
+			uo_note_opened(uo_ret);					\
 		(void)uo_mode;							\
 		return uo_ret;
 #define UO_TAKE_MODE_0(flags)
@@ -347,22 +330,10 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
-		if (uo_ret)							\
-			uo_note_opened(uo_stdio_fd(uo_ret), uo_fopen_flags(mode)); \
+		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
+		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
+			uo_note_opened(uo_stdio_fd(uo_ret));			\
 		return uo_ret;
-
-/*
- * The process ends here, with no destructors run (rsync's processes end
- * so): what the guard has left to do is done first.  A vfork child's
- * _exit finds its parent's work and leaves it alone (tree.c).
- */
-#define UO_BODY_EXIT(name, ret, args, fail, status)				\
-		ret (*uo_fn) (int) = uo_get_##name();				\
-		uo_note_exit();							\
-		if (uo_fn)							\
-			uo_fn args;						\
-		for (;;)							\
-			uo_sys(SYS_exit_group, (status));
 
 /* The rows' own functions... */
 #define UO_TWIN(twin)	twin, 1

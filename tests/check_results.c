@@ -75,9 +75,8 @@ enum kind {
 	K_FREAD, K_FREAD_CHK, K_FWRITE,
 	K_GETDELIM, K_GETLINE, K_FGETS, K_UFLOW, K_OVERFLOW,
 	K_COPY_FILE_RANGE, K_SPLICE, K_SENDFILE,
-	K_OPEN, K_OPENAT, K_OPEN_2, K_OPENAT_2, K_CREAT, K_FOPEN,
+	K_OPEN, K_OPENAT, K_OPEN_2, K_OPENAT_2, K_FOPEN,
 	K_CLOSE, K_FCLOSE, K_DUP2, K_DUP3, K_CLOSE_RANGE, K_CLOSEFROM,
-	K_EXIT,
 };
 
 static const struct hook {
@@ -103,11 +102,9 @@ static const struct hook {
 	{ "open", K_OPEN }, { "open64", K_OPEN }, { "openat", K_OPENAT }, { "openat64", K_OPENAT },
 	{ "__open_2", K_OPEN_2 }, { "__open64_2", K_OPEN_2 },
 	{ "__openat_2", K_OPENAT_2 }, { "__openat64_2", K_OPENAT_2 },
-	{ "creat", K_CREAT }, { "creat64", K_CREAT },
 	{ "fopen", K_FOPEN }, { "fopen64", K_FOPEN },
 	{ "close", K_CLOSE }, { "fclose", K_FCLOSE }, { "dup2", K_DUP2 }, { "dup3", K_DUP3 },
 	{ "close_range", K_CLOSE_RANGE }, { "closefrom", K_CLOSEFROM },
-	{ "_exit", K_EXIT }, { "_Exit", K_EXIT },
 };
 #define N_HOOKS	(sizeof(hooks) / sizeof(hooks[0]))
 
@@ -1200,26 +1197,24 @@ struct open_case {
 	const char *fmode;	/* for fopen */
 	bool has_mode;		/* __open_2 must not be given O_CREAT: it aborts */
 	bool fopen_only;
-	bool creat;		/* creat(path, mode) means the same */
 	int err;		/* libc's errno, 0 for success */
 };
 
 static const struct open_case open_cases[] = {
 	{ "existing file", "data", O_RDONLY, .fmode = "r" },
 	{ "existing file, read-write, cloexec", "data", O_RDWR | O_CLOEXEC, .fmode = "r+e" },
-	{ "truncated", "data", O_WRONLY | O_TRUNC, .fmode = "w", .creat = true },
+	{ "truncated", "data", O_WRONLY | O_TRUNC, .fmode = "w" },
 	{ "append", "data", O_WRONLY | O_APPEND, .fmode = "a" },
 	{ "missing file", "nothing-here", O_RDONLY, .fmode = "r", .err = ENOENT },
-	{ "created", "created", O_WRONLY | O_CREAT | O_TRUNC, 0640, .fmode = "w", .has_mode = true,
-	  .creat = true },
+	{ "created", "created", O_WRONLY | O_CREAT | O_TRUNC, 0640, .fmode = "w", .has_mode = true },
 	{ "O_EXCL on an existing file", "data", O_WRONLY | O_CREAT | O_EXCL, 0600, .fmode = "wx",
 	  .has_mode = true, .err = EEXIST },
-	{ "directory for writing", NULL, O_WRONLY, .fmode = "w", .creat = true, .err = EISDIR },
+	{ "directory for writing", NULL, O_WRONLY, .fmode = "w", .err = EISDIR },
 	{ "O_DIRECTORY on a file", "data", O_RDONLY | O_DIRECTORY, .err = ENOTDIR },
 	{ "O_TMPFILE", ".", O_TMPFILE | O_RDWR, 0600, .has_mode = true },
 	{ "O_TMPFILE read-only", ".", O_TMPFILE | O_RDONLY, 0600, .has_mode = true, .err = EINVAL },
 	{ "bad mode string", "data", 0, .fmode = "z", .fopen_only = true, .err = EINVAL },
-	{ "path too long", "@long", O_RDONLY, .fmode = "r", .creat = true, .err = ENAMETOOLONG },
+	{ "path too long", "@long", O_RDONLY, .fmode = "r", .err = ENAMETOOLONG },
 	{ "bad directory descriptor", "data", O_RDONLY, .bad_dirfd = true, .err = EBADF },
 };
 
@@ -1260,9 +1255,6 @@ static void open_run(enum kind k, void *fn, const struct open_case *c, struct ou
 	case K_OPENAT_2:
 		o->ret = ((int (*)(int, const char *, int))fn)(dfd, path, c->flags);
 		break;
-	case K_CREAT:
-		o->ret = ((int (*)(const char *, mode_t))fn)(path, c->mode);
-		break;
 	case K_FOPEN:
 		fp = ((FILE *(*)(const char *, const char *))fn)(path, c->fmode);
 		o->ret = fp ? fileno(fp) : -1;
@@ -1301,7 +1293,7 @@ static void open_hook(const struct hook *h)
 		    h->kind != K_OPENAT_2)
 			continue;
 		if (((h->kind == K_OPEN_2 || h->kind == K_OPENAT_2) && c->has_mode) ||
-		    (c->fopen_only && h->kind != K_FOPEN) || (h->kind == K_CREAT && !c->creat))
+		    (c->fopen_only && h->kind != K_FOPEN))
 			continue;
 		open_run(h->kind, r, c, &a);
 		ck_assert_msg(c->err ? a.ret < 0 && a.err == c->err : a.ret >= 0,
@@ -1528,112 +1520,6 @@ START_TEST(test_two_sides_differ)
 }
 END_TEST
 
-/* ---- ends: _exit, _Exit ---- */
-
-enum exit_case { E_ZERO, E_STATUS, E_WRAPS, E_UNFLUSHED, E_TREE_WAITING, E_VFORK, E_N };
-
-static const char *const exit_names[] = {
-	"status 0", "status 3", "status 256 (the low byte)",
-	"stdio's buffer and atexit handlers left alone", "written files of a tree waiting",
-	"in a vfork child",
-};
-
-static void exit_atexit(void)
-{
-	fputs("atexit", stdout);
-}
-
-/* A child ends with fn: its status, and what it left in a pipe. */
-static void exit_run(void *fn, enum exit_case ec, struct outcome *o)
-{
-	void (*end)(int) = (void (*)(int))fn;
-	static char buf[256 * 1024];
-	char path[PATH_MAX + 16];
-	int p[2], status = -1, n, fd;
-	pid_t pid;
-
-	memset(o, 0, sizeof(*o));
-	ck_assert_int_eq(pipe(p), 0);
-	fflush(NULL);
-	if (ec == E_VFORK) {
-		pid = vfork();
-		if (pid == 0)
-			end(7);
-	} else {
-		pid = fork();
-	}
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		raw_close(p[0]);
-		switch (ec) {
-		case E_ZERO:
-			end(0);
-			break;
-		case E_STATUS:
-			end(3);
-			break;
-		case E_WRAPS:
-			end(256);
-			break;
-		case E_UNFLUSHED:
-			dup2(p[1], STDOUT_FILENO);
-			atexit(exit_atexit);
-			fputs("buffered", stdout);
-			end(5);
-			break;
-		case E_TREE_WAITING:
-			/* Enough new files written whole for a tree: some wait for their drop. */
-			memset(buf, 'x', sizeof(buf));
-			for (n = 0; n < 40; n++) {
-				snprintf(path, sizeof(path), "%s/exit%d", dir, n);
-				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-				if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-					syscall(SYS_exit_group, EXIT_FAILURE);
-				close(fd);
-			}
-			if (write(p[1], "w", 1) != 1)
-				syscall(SYS_exit_group, EXIT_FAILURE);
-			end(9);
-			break;
-		default:
-			break;
-		}
-		syscall(SYS_exit_group, EXIT_FAILURE);
-	}
-	raw_close(p[1]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	o->ret = status;
-	n = (int)read(p[0], buf, sizeof(buf));
-	o->extra[0] = n;
-	o->buf_hash = n > 0 ? fnv(buf, (size_t)n, 0xcbf29ce484222325ULL) : 0;
-	raw_close(p[0]);
-	for (n = 0; ec == E_TREE_WAITING && n < 40; n++) {
-		uint64_t h;
-		long size;
-
-		snprintf(path, sizeof(path), "%s/exit%d", dir, n);
-		file_state(path, &h, &size);
-		o->file_hash[0] ^= h;
-		o->file_size[0] += size;
-		unlink(path);
-	}
-}
-
-static void exit_hook(const struct hook *h)
-{
-	void *r = real_fn(h->name), *u = hooked_fn(h->name);
-	int ec;
-
-	for (ec = 0; ec < E_N; ec++) {
-		struct outcome a, b;
-
-		exit_run(r, (enum exit_case)ec, &a);
-		exit_run(u, (enum exit_case)ec, &b);
-		same(h->name, exit_names[ec], &a, &b);
-		compared++;
-	}
-}
-
 static void all_results(const struct hook *h)
 {
 	if (is_line(h->kind))
@@ -1644,8 +1530,6 @@ static void all_results(const struct hook *h)
 		copy_hook(h);
 	else if (h->kind >= K_OPEN && h->kind <= K_FOPEN)
 		open_hook(h);
-	else if (h->kind == K_EXIT)
-		exit_hook(h);
 	else
 		life_hook(h);
 }
