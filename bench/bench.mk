@@ -15,7 +15,7 @@ DEMO_BIN = $(B)/bench/demo
 BENCH_COMMON = bench/benchlib.c tests/testlib.c
 BENCH_HDRS = bench/bench.h tests/testlib.h
 BENCH_BINS = $(B)/bench/use_once $(B)/bench/read_path $(B)/bench/fork_exec \
-             $(B)/bench/uncached $(B)/bench/comeback
+             $(B)/bench/uncached $(B)/bench/comeback $(B)/bench/trees
 # The streamers and the comparison library the benchmarks run.
 BENCH_AUX = $(B)/tests/splice_copy $(B)/tests/static_io $(B)/bench/empty.so \
             $(B)/bench/empty-nostart.so

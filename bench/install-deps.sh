@@ -15,6 +15,10 @@ command -v tar >/dev/null 2>&1 || missing="$missing tar"
 command -v sha256sum >/dev/null 2>&1 || missing="$missing coreutils"
 command -v restic >/dev/null 2>&1 || missing="$missing restic"
 command -v bc >/dev/null 2>&1 || missing="$missing bc"
+# Part 6 (trees) copies with these.
+command -v rsync >/dev/null 2>&1 || missing="$missing rsync"
+command -v zstd >/dev/null 2>&1 || missing="$missing zstd"
+command -v find >/dev/null 2>&1 || missing="$missing findutils"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then

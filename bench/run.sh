@@ -8,6 +8,7 @@
 #   4. uncached I/O: the guard's or RWF_DONTCACHE  build/bench/uncached
 #   5. files that come back, trees of files   build/bench/comeback
 #   6. programs no preload reaches, watched   bench/watch.sh
+#   7. copying a directory (issue 12)         build/bench/trees
 #
 # Each part prints markdown and writes it under the results directory;
 # this script adds a header saying what ran where, joins them into
@@ -92,7 +93,7 @@ start=$(date +%s)
 header >"$results/header.md"
 cat "$results/header.md"
 status=0
-for part in use_once read_path fork_exec uncached comeback; do
+for part in use_once read_path fork_exec uncached comeback trees; do
 	[ "$interrupted" = 1 ] && break
 	run_part "$build/bench/$part" || status=1
 done
@@ -105,7 +106,7 @@ fi
 elapsed=$(($(date +%s) - start))
 {
 	cat "$results/header.md"
-	for md in use-once.md read-path.md fork-exec.md uncached.md comeback.md watch.md; do
+	for md in use-once.md read-path.md fork-exec.md uncached.md comeback.md watch.md trees.md; do
 		[ -r "$results/$md" ] && cat "$results/$md" && echo
 	done
 	if [ -r "$results/use-once.gp" ] && command -v gnuplot >/dev/null 2>&1; then
