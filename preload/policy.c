@@ -324,3 +324,158 @@ bool uo_tree_closed(struct uo_tree *tree, uint64_t now_ms)
 	tree->last_ms = now_ms;
 	return tree->count >= UO_TREE_FILES;
 }
+
+/*
+ * ---- issue 12: trees in both directions ----
+ * Declared in policy.h.
+ */
+
+static uint64_t uo_tree_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/*
+ * A tree once the run holds a stream's worth of bytes in a few files (ten
+ * files of 10 MiB flood a cache as one file of 100 MiB does), or many
+ * files, however small (32 files of 64 KiB are a tree too).
+ */
+static bool uo_tree_is_on(const struct uo_tree_run *r, const struct uo_tuning *t)
+{
+	return r->count >= UO_TREE_FILES || (r->count >= UO_TREE_STEPS && r->bytes >= t->threshold);
+}
+
+struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_tuning *t,
+					  const struct uo_tree_file *f)
+{
+	struct uo_tree_advice adv = { 0 };
+	struct uo_tree_run *r;
+
+	if (f->dir > UO_WRITE || !(t->guard & (1u << f->dir)))
+		return adv;
+	r = &tr->run[f->dir];
+	/* A pause, or a clock that went back, ends the run. */
+	if (r->count && (f->now_ms < r->last_ms || f->now_ms - r->last_ms > UO_TREE_GAP_MS)) {
+		adv.changed = r->on;
+		memset(r, 0, sizeof(*r));
+	}
+	/*
+	 * A file not moved whole (a config file read in part, a database) is
+	 * not a step, nor does it break the run: copiers read other files too.
+	 */
+	if (!f->whole || f->size < UO_TREE_MIN || f->moved != f->size)
+		return adv;
+	if (r->count < UO_TREE_FILES)
+		r->count++;
+	if (r->count <= UO_TREE_ID_FILES) {
+		r->id = uo_tree_mix(r->id ? r->id : 1, f->key);
+		adv.ask_record = r->count == UO_TREE_ID_FILES && f->key;
+	}
+	r->bytes = r->bytes + f->size < r->bytes ? UINT64_MAX : r->bytes + f->size;
+	r->last_ms = f->now_ms;
+	if (!r->on && uo_tree_is_on(r, t)) {
+		r->on = 1;
+		adv.changed = 1;
+	}
+	if (!r->on || r->kept)
+		return adv;
+	if (f->dir == UO_READ) {
+		/* A stream's pages went as it read (what was cached before stays). */
+		if (!f->streamed && f->opened == UO_OPEN_COLD)
+			adv.verdict = UO_TREE_DROP;
+	} else if (f->opened == UO_OPEN_NEW) {
+		/* Nothing of a new file was anyone's before: all of it goes, once written. */
+		adv.verdict = UO_TREE_BEHIND;
+	}
+	return adv;
+}
+
+void uo_tree_came_back(struct uo_trees *tr, unsigned dir)
+{
+	if (dir <= UO_WRITE)
+		tr->run[dir].kept = 1;
+}
+
+/*
+ * Inside a tree a file past a window is a stream: its pages go as it
+ * moves, and below a window the whole file goes at close.  Outside, a
+ * file needs the full threshold.
+ */
+uint64_t uo_tree_threshold(const struct uo_trees *tr, const struct uo_tuning *t, unsigned dir)
+{
+	if (dir > UO_WRITE || !tr->run[dir].on || tr->run[dir].kept)
+		return t->threshold;
+	return t->window && t->window < t->threshold ? t->window : t->threshold;
+}
+
+bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir)
+{
+	return dir <= UO_WRITE && tr->run[dir].on && !tr->run[dir].kept;
+}
+
+uint64_t uo_tree_budget(const struct uo_tuning *t)
+{
+	return ((uint64_t)t->write_lag + 1) * t->window;
+}
+
+unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget)
+{
+	uint64_t kept = 0;
+	unsigned keep = 0;
+
+	/* The newest files that fit stay; everything older is due. */
+	while (keep < n && keep < UO_TREE_PENDING - 1 && bytes[n - 1 - keep] <= budget - kept) {
+		kept += bytes[n - 1 - keep];
+		keep++;
+	}
+	return n - keep;
+}
+
+static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)
+{
+	uint64_t h = uo_tree_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */
+
+	h = uo_tree_mix(h, s->last_ms);
+	h = uo_tree_mix(h, s->bytes);
+	h = uo_tree_mix(h, s->id);
+	h = uo_tree_mix(h, (uint64_t)s->count << 16 | (uint64_t)s->dir << 8 | s->kept);
+	return uo_tree_mix(h, (uint64_t)s->pad[0] << 8 | s->pad[1]);
+}
+
+void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run, unsigned dir,
+		       uint64_t owner)
+{
+	memset(out, 0, sizeof(*out));
+	out->owner = owner;
+	out->last_ms = run->last_ms;
+	out->bytes = run->bytes;
+	out->id = run->id;
+	out->count = run->count;
+	out->dir = (uint8_t)dir;
+	out->kept = run->kept;
+	out->check = uo_tree_share_sum(out);
+}
+
+bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
+		       const struct uo_tree_share *in, unsigned dir, uint64_t owner, uint64_t now_ms)
+{
+	if (!owner || in->owner != owner || in->dir != dir || in->check != uo_tree_share_sum(in) ||
+	    in->pad[0] || in->pad[1] || in->kept > 1)
+		return false;
+	if (!in->count || in->count > UO_TREE_FILES || now_ms < in->last_ms ||
+	    now_ms - in->last_ms > UO_TREE_GAP_MS)
+		return false;
+	/* Ours is as new: nothing to learn (and a sibling's run is not added twice). */
+	if (run->count && run->last_ms >= in->last_ms)
+		return false;
+	run->last_ms = in->last_ms;
+	run->bytes = in->bytes;
+	run->id = in->id;
+	run->count = in->count;
+	run->kept = in->kept;
+	/* Worked out again, never taken from the entry. */
+	run->on = uo_tree_is_on(run, t);
+	return true;
+}

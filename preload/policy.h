@@ -222,4 +222,114 @@ static inline bool uo_range_empty(struct uo_range r)
 	return r.end <= r.start;
 }
 
+/*
+ * A process that moves many files whole, front to back, one after the
+ * other, is streaming, whatever each file's size, reading or writing: a
+ * tree.  The rule is kept per direction.  A run of whole files becomes a
+ * tree after UO_TREE_STEPS files once it holds a stream's threshold of
+ * bytes, or after UO_TREE_FILES files whatever their size; a pause longer
+ * than UO_TREE_GAP_MS ends it.  In a tree, a file read whole is dropped
+ * at close if it was cold when opened; a file written whole that this
+ * descriptor created or truncated gets its writeback started at close and
+ * is dropped once written (write-behind), at most UO_TREE_PENDING files or
+ * a budget of bytes waiting.  Files of a tree past a window are streams
+ * (the threshold falls to a window), so no file size from UO_TREE_MIN up
+ * is left to nobody.  Processes that each move one file (find -exec cp)
+ * share their run through the per-user record, per parent process.
+ */
+#define UO_TREE_STEPS		4	/* files, at least, before bytes make a tree */
+#define UO_TREE_ID_FILES	4	/* the run's first files name the tree in the record */
+#define UO_TREE_PENDING		16	/* written files at most waiting for their drop */
+
+/* What a descriptor's file was when opened, as far as the tree rule cares. */
+enum uo_opened {
+	UO_OPEN_UNKNOWN = 0,	/* not asked, or could not be told */
+	UO_OPEN_COLD,		/* nothing of it was cached */
+	UO_OPEN_CACHED,		/* some of it was cached: someone uses it */
+	UO_OPEN_NEW,		/* created or truncated by this open: nothing was cached */
+};
+
+/* What one descriptor did to its file, told to the rule when it is closed. */
+struct uo_tree_file {
+	uint64_t size;		/* the file's size at close */
+	uint64_t moved;		/* bytes the descriptor moved in 'dir' */
+	uint64_t now_ms;	/* CLOCK_MONOTONIC: one clock for all the user's processes */
+	uint64_t key;		/* the file's identity (device, inode, size, mtime), 0: unknown */
+	uint8_t dir;		/* enum uo_dir */
+	uint8_t whole;		/* moved from 0 to 'size' front to back, in 'dir' only */
+	uint8_t opened;		/* enum uo_opened */
+	uint8_t streamed;	/* it became a stream: its pages went as it moved */
+};
+
+/* One direction's run of whole files. */
+struct uo_tree_run {
+	uint64_t last_ms;	/* when its last file was closed */
+	uint64_t bytes;		/* bytes of its files */
+	uint64_t id;		/* hash of its first UO_TREE_ID_FILES files: which tree */
+	uint32_t count;		/* its files, up to UO_TREE_FILES */
+	uint8_t on;		/* it is a tree */
+	uint8_t kept;		/* the record says this tree came back: left to the kernel */
+};
+
+struct uo_trees {
+	struct uo_tree_run run[2];	/* per enum uo_dir */
+};
+
+enum uo_tree_verdict {
+	UO_TREE_LEAVE = 0,	/* leave the file's pages as they are */
+	UO_TREE_DROP,		/* read whole and cold: drop it all now */
+	UO_TREE_BEHIND,		/* written: start writeback of the rest now, drop once written */
+};
+
+struct uo_tree_advice {
+	uint8_t verdict;	/* enum uo_tree_verdict */
+	uint8_t changed;	/* the direction's tree mode just turned on or off */
+	uint8_t ask_record;	/* the run's id is complete: did this tree come back? */
+};
+
+/* A file closed: one more of a tree?  What to do with it. */
+struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_tuning *t,
+					  const struct uo_tree_file *f);
+/* The record's answer to ask_record: this tree was streamed within USEONCE_REUSE. */
+void uo_tree_came_back(struct uo_trees *tr, unsigned dir);
+/* The stream threshold for a new descriptor: a window inside a tree. */
+uint64_t uo_tree_threshold(const struct uo_trees *tr, const struct uo_tuning *t, unsigned dir);
+/* Is a file opened for 'dir' worth asking whether it is cached (one cachestat)? */
+bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir);
+
+/*
+ * Write-behind: written files wait, oldest first, for their writeback to
+ * finish before they are dropped.  Given the waiting files' bytes, oldest
+ * first, the one just closed last: how many of the oldest must be waited
+ * for and dropped now, so that at most 'budget' bytes and
+ * UO_TREE_PENDING - 1 files still wait.
+ */
+unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget);
+/* The bytes of written files that may wait: as a stream's writes in flight, plus a window. */
+uint64_t uo_tree_budget(const struct uo_tuning *t);
+
+/*
+ * A run shared through the per-user record by the processes of one parent
+ * (find -exec cp, xargs -n1, a shell loop): a fixed-size entry with a check
+ * word, written whole with one pwrite and read with one pread.  An entry
+ * torn by two writers, damaged, from another parent, from the future or
+ * too old is not used; what a process takes from it is checked again.
+ */
+struct uo_tree_share {
+	uint64_t owner;		/* the parent process (and boot), hashed; 0: empty */
+	uint64_t last_ms;
+	uint64_t bytes;
+	uint64_t id;
+	uint32_t count;
+	uint8_t dir;
+	uint8_t kept;
+	uint8_t pad[2];		/* zero */
+	uint64_t check;
+};
+void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run, unsigned dir,
+		       uint64_t owner);
+/* Continue a shared run: true if 'in' was sound, recent and ours, and 'run' was behind it. */
+bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
+		       const struct uo_tree_share *in, unsigned dir, uint64_t owner, uint64_t now_ms);
+
 #endif /* UO_POLICY_H */

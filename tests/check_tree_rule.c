@@ -1,0 +1,410 @@
+/*
+ * The tree rule (issue 12), from event sequences: which runs of whole
+ * files are trees, read side and write side, whatever the files' sizes;
+ * what is kept; how many written files may wait for their writeback; and
+ * the run shared by the short processes of one parent through the record.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "uot_check.h"
+#include "policy.h"
+
+#define KiB	1024ULL
+#define MiB	(1024ULL * KiB)
+
+static struct uo_tuning t;
+static struct uo_trees tr;
+static uint64_t now;
+
+static void setup(void)
+{
+	uo_tuning_defaults(&t);
+	memset(&tr, 0, sizeof(tr));
+	now = 1000000;
+}
+
+/* One file moved whole, 'gap' ms after the last, cold (read) or new (written). */
+static struct uo_tree_advice whole(unsigned dir, uint64_t size, uint64_t gap)
+{
+	struct uo_tree_file f = {
+		.size = size, .moved = size, .dir = (uint8_t)dir, .whole = 1,
+		.opened = dir == UO_READ ? UO_OPEN_COLD : UO_OPEN_NEW,
+	};
+
+	now += gap;
+	f.now_ms = now;
+	f.key = now * 7919;
+	return uo_tree_file_closed(&tr, &t, &f);
+}
+
+/* Files of 'size' in a row: the index of the first one the rule acts on, or -1. */
+static int first_acted_on(unsigned dir, uint64_t size, int files)
+{
+	int i;
+
+	for (i = 0; i < files; i++)
+		if (whole(dir, size, 3).verdict != UO_TREE_LEAVE)
+			return i;
+	return -1;
+}
+
+/*
+ * _i: a size from 64 KiB to 64 MiB.  Whatever the size, a run of whole
+ * files is a tree, on both sides, and soon: after at most UO_TREE_FILES
+ * files, and never later than a stream's threshold of bytes plus a file.
+ */
+START_TEST(test_any_size_is_a_tree_both_sides)
+{
+	static const uint64_t sizes[] = { 64 * KiB, 128 * KiB, 1 * MiB, 4 * MiB, 8 * MiB,
+					  10 * MiB, 31 * MiB, 64 * MiB };
+	uint64_t size = sizes[_i];
+	unsigned dir;
+
+	for (dir = UO_READ; dir <= UO_WRITE; dir++) {
+		int first;
+
+		setup();
+		first = first_acted_on(dir, size, 200);
+		ck_assert_msg(first >= 0, "%llu-byte files, dir %u: never a tree",
+			      (unsigned long long)size, dir);
+		ck_assert_int_lt(first, UO_TREE_FILES);
+		/* The bytes let through before the tree was seen: about a stream's threshold. */
+		ck_assert_uint_le((uint64_t)first * size,
+				  t.threshold > (UO_TREE_STEPS - 1) * size ?
+				  t.threshold + size : (UO_TREE_STEPS - 1) * size);
+		ck_assert_int_eq(whole(dir, size, 3).verdict,
+				 dir == UO_READ ? UO_TREE_DROP : UO_TREE_BEHIND);
+	}
+}
+END_TEST
+
+START_TEST(test_big_files_need_few_steps)
+{
+	/* 10 MiB files: a tree at the 4th (40 MiB), not the 32nd (320 MiB). */
+	ck_assert_int_eq(first_acted_on(UO_READ, 10 * MiB, 40), UO_TREE_STEPS - 1);
+	setup();
+	/* 128 KiB files: 32 of them, 4 MiB, whatever the bytes. */
+	ck_assert_int_eq(first_acted_on(UO_WRITE, 128 * KiB, 40), UO_TREE_FILES - 1);
+}
+END_TEST
+
+START_TEST(test_small_and_partial_files_neither_count_nor_break)
+{
+	struct uo_tree_file part = { .size = 1 * MiB, .moved = 256 * KiB, .dir = UO_READ,
+				     .whole = 0, .opened = UO_OPEN_COLD };
+	struct uo_tree_file tiny = { .size = 4 * KiB, .moved = 4 * KiB, .dir = UO_READ,
+				     .whole = 1, .opened = UO_OPEN_COLD };
+	int i;
+
+	for (i = 0; i < UO_TREE_FILES - 1; i++) {
+		whole(UO_READ, 128 * KiB, 3);
+		part.now_ms = tiny.now_ms = now;
+		ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &part).verdict, UO_TREE_LEAVE);
+		ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &tiny).verdict, UO_TREE_LEAVE);
+	}
+	ck_assert_uint_eq(tr.run[UO_READ].count, UO_TREE_FILES - 1);
+	ck_assert_int_eq(whole(UO_READ, 128 * KiB, 3).verdict, UO_TREE_DROP);
+	/* A whole file that lied about its size (moved less) is no step. */
+	part.whole = 1;
+	part.now_ms = now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &part).verdict, UO_TREE_LEAVE);
+}
+END_TEST
+
+START_TEST(test_pause_ends_the_tree)
+{
+	struct uo_tree_advice a;
+
+	ck_assert_int_ge(first_acted_on(UO_READ, 10 * MiB, 10), 0);
+	a = whole(UO_READ, 10 * MiB, UO_TREE_GAP_MS + 1);
+	ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+	ck_assert(a.changed);
+	ck_assert(!tr.run[UO_READ].on);
+	/* A clock gone back is a pause too. */
+	ck_assert_int_ge(first_acted_on(UO_READ, 10 * MiB, 10), 0);
+	now -= 10000;
+	ck_assert_int_eq(whole(UO_READ, 10 * MiB, 0).verdict, UO_TREE_LEAVE);
+	ck_assert(!tr.run[UO_READ].on);
+}
+END_TEST
+
+START_TEST(test_slow_trickle_is_no_tree)
+{
+	int i;
+
+	for (i = 0; i < 4 * UO_TREE_FILES; i++)
+		ck_assert_int_eq(whole(UO_READ, 10 * MiB, UO_TREE_GAP_MS + 1).verdict, UO_TREE_LEAVE);
+	ck_assert(!tr.run[UO_READ].on);
+}
+END_TEST
+
+START_TEST(test_directions_are_separate)
+{
+	/* cp -r: reads and writes alternate; each side is its own run. */
+	int i, first_r = -1, first_w = -1;
+
+	for (i = 0; i < 10; i++) {
+		if (whole(UO_READ, 10 * MiB, 1).verdict == UO_TREE_DROP && first_r < 0)
+			first_r = i;
+		if (whole(UO_WRITE, 10 * MiB, 1).verdict == UO_TREE_BEHIND && first_w < 0)
+			first_w = i;
+	}
+	ck_assert_int_eq(first_r, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(first_w, UO_TREE_STEPS - 1);
+	/* tar x writes only: its read side never turns on. */
+	setup();
+	ck_assert_int_ge(first_acted_on(UO_WRITE, 1 * MiB, 60), 0);
+	ck_assert(!tr.run[UO_READ].on);
+}
+END_TEST
+
+/* What was cached before stays; what a descriptor did not create is not dropped. */
+START_TEST(test_keeps_what_was_cached)
+{
+	struct uo_tree_file f = { .size = 1 * MiB, .moved = 1 * MiB, .whole = 1 };
+	static const uint8_t opened[] = { UO_OPEN_UNKNOWN, UO_OPEN_COLD, UO_OPEN_CACHED, UO_OPEN_NEW };
+	static const uint8_t want[2][4] = {
+		[UO_READ] = { UO_TREE_LEAVE, UO_TREE_DROP, UO_TREE_LEAVE, UO_TREE_LEAVE },
+		[UO_WRITE] = { UO_TREE_LEAVE, UO_TREE_LEAVE, UO_TREE_LEAVE, UO_TREE_BEHIND },
+	};
+	unsigned dir, i;
+
+	for (dir = UO_READ; dir <= UO_WRITE; dir++) {
+		setup();
+		ck_assert_int_ge(first_acted_on(dir, 1 * MiB, 60), 0);
+		for (i = 0; i < 4; i++) {
+			f.dir = (uint8_t)dir;
+			f.opened = opened[i];
+			f.now_ms = ++now;
+			ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).verdict, want[dir][i]);
+		}
+	}
+}
+END_TEST
+
+/* A file past a window was a stream: read, its pages already went; written and new, write-behind. */
+START_TEST(test_streamed_files_count_and_stay_with_the_stream_rule)
+{
+	struct uo_tree_file f = { .size = 40 * MiB, .moved = 40 * MiB, .whole = 1, .streamed = 1 };
+	int i;
+
+	for (i = 0; i < UO_TREE_STEPS; i++) {
+		f.dir = UO_READ;
+		f.opened = UO_OPEN_COLD;
+		f.now_ms = ++now;
+		ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).verdict, UO_TREE_LEAVE);
+		f.dir = UO_WRITE;
+		f.opened = UO_OPEN_NEW;
+		uo_tree_file_closed(&tr, &t, &f);
+	}
+	ck_assert(tr.run[UO_READ].on);
+	f.opened = UO_OPEN_NEW;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).verdict, UO_TREE_BEHIND);
+}
+END_TEST
+
+/* No dead zone: inside a tree a file is a stream from a window on. */
+START_TEST(test_threshold_falls_to_a_window_inside_a_tree)
+{
+	ck_assert_uint_eq(uo_tree_threshold(&tr, &t, UO_READ), t.threshold);
+	ck_assert(!uo_tree_wants_open_probe(&tr, UO_READ));
+	first_acted_on(UO_READ, 10 * MiB, 10);
+	ck_assert_uint_eq(uo_tree_threshold(&tr, &t, UO_READ), t.window);
+	ck_assert_uint_eq(uo_tree_threshold(&tr, &t, UO_WRITE), t.threshold);
+	ck_assert(uo_tree_wants_open_probe(&tr, UO_READ));
+	ck_assert(!uo_tree_wants_open_probe(&tr, UO_WRITE));
+	/* A window larger than the threshold never raises it. */
+	t.window = 64 * MiB;
+	ck_assert_uint_eq(uo_tree_threshold(&tr, &t, UO_READ), t.threshold);
+}
+END_TEST
+
+/* The record said this tree came back: everything left to the kernel, and no open probes. */
+START_TEST(test_tree_that_came_back_is_left)
+{
+	struct uo_tree_advice a;
+	int i, asked = 0;
+
+	for (i = 0; i < 40; i++) {
+		a = whole(UO_READ, 1 * MiB, 2);
+		if (a.ask_record) {
+			asked++;
+			ck_assert_int_eq(i, UO_TREE_ID_FILES - 1);
+			uo_tree_came_back(&tr, UO_READ);
+		}
+		ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+	}
+	ck_assert_int_eq(asked, 1);
+	ck_assert_uint_eq(uo_tree_threshold(&tr, &t, UO_READ), t.threshold);
+	ck_assert(!uo_tree_wants_open_probe(&tr, UO_READ));
+}
+END_TEST
+
+/* The same files in the same order name the same tree; other files another. */
+START_TEST(test_tree_id_is_the_first_files)
+{
+	struct uo_tree_file f = { .size = 1 * MiB, .moved = 1 * MiB, .whole = 1, .dir = UO_READ,
+				  .opened = UO_OPEN_COLD };
+	uint64_t ids[3];
+	int run, i;
+
+	for (run = 0; run < 3; run++) {
+		setup();
+		for (i = 0; i < 20; i++) {
+			f.key = (uint64_t)(run == 2 && i == 1 ? 999 : i + 1);
+			f.now_ms = ++now;
+			uo_tree_file_closed(&tr, &t, &f);
+		}
+		ids[run] = tr.run[UO_READ].id;
+	}
+	ck_assert_uint_eq(ids[0], ids[1]);
+	ck_assert_uint_ne(ids[0], ids[2]);
+}
+END_TEST
+
+START_TEST(test_written_files_wait_within_a_budget)
+{
+	uint64_t budget = uo_tree_budget(&t), q[UO_TREE_PENDING + 4];
+	unsigned i;
+
+	ck_assert_uint_ge(budget, 2 * t.window);
+	ck_assert_uint_le(budget + 3 * t.window, 64 * MiB);
+	ck_assert_uint_eq(uo_tree_pending_due(q, 0, budget), 0);
+	/* Small files: the count bounds them. */
+	for (i = 0; i < UO_TREE_PENDING + 4; i++)
+		q[i] = 128 * KiB;
+	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING - 1, budget), 0);
+	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING, budget), 1);
+	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING + 4, budget), 5);
+	/* Big ones: the bytes. */
+	for (i = 0; i < 4; i++)
+		q[i] = 10 * MiB;
+	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 0);
+	ck_assert_uint_eq(uo_tree_pending_due(q, 4, budget), 4 - budget / (10 * MiB));
+	/* One file past the budget: all of it waits; sums never wrap. */
+	q[0] = UINT64_MAX;
+	q[1] = 5;
+	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
+}
+END_TEST
+
+/* find -exec cp: each process moves one file; the parent's run goes on through the record. */
+START_TEST(test_short_processes_share_one_run)
+{
+	struct uo_tree_share rec;
+	uint64_t owner = 0x1234;
+	int p, first = -1;
+
+	memset(&rec, 0, sizeof(rec));
+	for (p = 0; p < 40; p++) {
+		struct uo_trees mine;
+		struct uo_tree_file f = { .size = 128 * KiB, .moved = 128 * KiB, .whole = 1,
+					  .dir = UO_READ, .opened = UO_OPEN_COLD };
+
+		memset(&mine, 0, sizeof(mine));
+		now += 5;
+		uo_tree_share_get(&mine.run[UO_READ], &t, &rec, UO_READ, owner, now);
+		f.now_ms = now;
+		if (uo_tree_file_closed(&mine, &t, &f).verdict == UO_TREE_DROP && first < 0)
+			first = p;
+		uo_tree_share_put(&rec, &mine.run[UO_READ], UO_READ, owner);
+	}
+	ck_assert_int_eq(first, UO_TREE_FILES - 1);
+}
+END_TEST
+
+START_TEST(test_share_refuses_what_is_not_sound)
+{
+	struct uo_tree_run run, src = { .last_ms = 5000, .bytes = 40 * MiB, .count = 5, .on = 1 };
+	struct uo_tree_share rec, bad;
+	unsigned i;
+
+	uo_tree_share_put(&rec, &src, UO_WRITE, 77);
+	memset(&run, 0, sizeof(run));
+	ck_assert(uo_tree_share_get(&run, &t, &rec, UO_WRITE, 77, 5100));
+	ck_assert_uint_eq(run.count, 5);
+	ck_assert(run.on);
+	/* Another parent, the other direction, no owner, too old, from the future. */
+	memset(&run, 0, sizeof(run));
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_WRITE, 78, 5100));
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_READ, 77, 5100));
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_WRITE, 0, 5100));
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_WRITE, 77, 5000 + UO_TREE_GAP_MS + 1));
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_WRITE, 77, 4999));
+	ck_assert_uint_eq(run.count, 0);
+	/* Every single flipped bit (a torn or damaged entry) is refused. */
+	for (i = 0; i < sizeof(rec) * 8; i++) {
+		bad = rec;
+		((unsigned char *)&bad)[i / 8] ^= (unsigned char)(1u << (i % 8));
+		memset(&run, 0, sizeof(run));
+		ck_assert_msg(!uo_tree_share_get(&run, &t, &bad, UO_WRITE, 77, 5100) ||
+			      !memcmp(&bad, &rec, sizeof(rec)), "bit %u", i);
+	}
+	/* A count out of range, even with a good check word. */
+	src.count = UO_TREE_FILES + 1;
+	uo_tree_share_put(&bad, &src, UO_WRITE, 77);
+	ck_assert(!uo_tree_share_get(&run, &t, &bad, UO_WRITE, 77, 5100));
+	/* 'on' is worked out again: a forged small run is no tree. */
+	src.count = 1;
+	src.bytes = 64 * KiB;
+	uo_tree_share_put(&bad, &src, UO_WRITE, 77);
+	ck_assert(uo_tree_share_get(&run, &t, &bad, UO_WRITE, 77, 5100));
+	ck_assert(!run.on);
+	/* Our own run, newer: nothing taken. */
+	run.count = 3;
+	run.last_ms = 5100;
+	ck_assert(!uo_tree_share_get(&run, &t, &rec, UO_WRITE, 77, 5100));
+	ck_assert_uint_eq(run.count, 3);
+}
+END_TEST
+
+START_TEST(test_unguarded_direction_is_never_a_tree)
+{
+	t.guard = UO_GUARD_READ;
+	ck_assert_int_eq(first_acted_on(UO_WRITE, 10 * MiB, 50), -1);
+	ck_assert_int_ge(first_acted_on(UO_READ, 10 * MiB, 50), 0);
+}
+END_TEST
+
+static Suite *tree_rule_suite(void)
+{
+	Suite *s = suite_create("tree rule");
+	TCase *detect = tcase_create("detection");
+	TCase *act = tcase_create("what goes");
+	TCase *share = tcase_create("many processes");
+
+	tcase_add_checked_fixture(detect, setup, NULL);
+	tcase_add_loop_test(detect, test_any_size_is_a_tree_both_sides, 0, 8);
+	tcase_add_test(detect, test_big_files_need_few_steps);
+	tcase_add_test(detect, test_small_and_partial_files_neither_count_nor_break);
+	tcase_add_test(detect, test_pause_ends_the_tree);
+	tcase_add_test(detect, test_slow_trickle_is_no_tree);
+	tcase_add_test(detect, test_directions_are_separate);
+	tcase_add_test(detect, test_unguarded_direction_is_never_a_tree);
+	suite_add_tcase(s, detect);
+
+	tcase_add_checked_fixture(act, setup, NULL);
+	tcase_add_test(act, test_keeps_what_was_cached);
+	tcase_add_test(act, test_streamed_files_count_and_stay_with_the_stream_rule);
+	tcase_add_test(act, test_threshold_falls_to_a_window_inside_a_tree);
+	tcase_add_test(act, test_tree_that_came_back_is_left);
+	tcase_add_test(act, test_tree_id_is_the_first_files);
+	tcase_add_test(act, test_written_files_wait_within_a_budget);
+	suite_add_tcase(s, act);
+
+	tcase_add_checked_fixture(share, setup, NULL);
+	tcase_add_test(share, test_short_processes_share_one_run);
+	tcase_add_test(share, test_share_refuses_what_is_not_sound);
+	suite_add_tcase(s, share);
+	return s;
+}
+
+int main(void)
+{
+	return uot_check_run(tree_rule_suite(), false);
+}
