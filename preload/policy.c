@@ -417,7 +417,7 @@ bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir)
 
 uint64_t uo_tree_budget(const struct uo_tuning *t)
 {
-	return ((uint64_t)t->write_lag + 1) * t->window;
+	return t->window;
 }
 
 unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget)
