@@ -267,8 +267,8 @@ static void start_case(enum tree_kind k)
 static int run_script(const char *script, enum tree_kind k, enum remedy rem,
 		      struct uot_result *r)
 {
-	char cmd[4 * PATH_MAX], env_preload[PATH_MAX + 16];
-	const char *argv[] = { "sh", "-c", cmd, NULL }, *env[2] = { NULL, NULL };
+	char cmd[4 * PATH_MAX], env_preload[PATH_MAX + 16], xdg[PATH_MAX + 20];
+	const char *argv[] = { "sh", "-c", cmd, NULL }, *env[3] = { NULL, NULL, NULL };
 	struct uot_cmd c;
 
 	expand(cmd, sizeof(cmd), script, k);
@@ -280,7 +280,13 @@ static int run_script(const char *script, enum tree_kind k, enum remedy rem,
 	c.timeout_s = UOB_TIMEOUT;
 	if (rem == REM_USEONCE) {
 		c.preload = true;
-		env[0] = uob_first_stream_env();
+		/*
+		 * The user's runtime directory holds the record through which the
+		 * processes of one find share their run: root has none here.
+		 */
+		snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", uot_scratch());
+		env[0] = xdg;
+		env[1] = uob_first_stream_env();
 		c.env = env;
 	} else if (rem == REM_NOCACHE) {
 		snprintf(env_preload, sizeof(env_preload), "LD_PRELOAD=%s", B.nocache);
