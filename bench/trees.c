@@ -26,6 +26,7 @@
  *	UO_BENCH_TREE_MIB	each tree's size (default 1000, smoke 40)
  *	UO_BENCH_TREES		comma-separated: big,small,mixed (default all)
  *	UO_BENCH_COPIERS	comma-separated: cpr,cpa,rsync,tarzstd,tarx,exec
+ *	UO_BENCH_REMEDIES	comma-separated: none,nocache,libuseonce
  *
  * Needs root (memory cgroups); without it, says so and does nothing.
  * Everything it makes is removed at the end, on error and on Ctrl-C.
@@ -477,6 +478,11 @@ static const char *tree_key(unsigned i)
 	return trees[i].key;
 }
 
+static const char *remedy_key(unsigned i)
+{
+	return remedy_name[i];
+}
+
 static const char *copier_key(unsigned i)
 {
 	return copiers[i].key;
@@ -505,9 +511,9 @@ int main(void)
 		       uot_why());
 		return uob_finish(0);
 	}
-	B.have[REM_NONE] = B.have[REM_USEONCE] = true;
+	pick("UO_BENCH_REMEDIES", B.have, REM_N, remedy_key);
 	snprintf(B.nocache, sizeof(B.nocache), "/usr/lib/nocache/nocache.so");
-	B.have[REM_NOCACHE] = access(B.nocache, R_OK) == 0;
+	B.have[REM_NOCACHE] = B.have[REM_NOCACHE] && access(B.nocache, R_OK) == 0;
 	if (uot_sh("command -v rsync >/dev/null && command -v zstd >/dev/null") != 0)
 		uob_md("\nrsync or zstd is missing: their cases fail.\n");
 	if (uot_scratch_create() != 0)
@@ -530,7 +536,7 @@ int main(void)
 	       "the tree per second of copy + sync.  Resident after: %% of the source's (for "
 	       "`tar x`, the archive's) and the copy's bytes in the page cache once it is done.%s\n",
 	       uot_mib(B.limit), uot_mib(B.hot_size), B.repeats, B.repeats > 1 ? "s" : "",
-	       B.have[REM_NOCACHE] ? "" : "  nocache is not installed: no nocache rows.");
+	       B.have[REM_NOCACHE] ? "" : "  No nocache rows (not installed, or not asked for).");
 	uob_say("  making the hot file and the trees in %s ...\n", uot_scratch());
 	if (uot_make_file(B.hot, B.hot_size, 31) != 0)
 		bench_fail("making the hot file");
@@ -554,8 +560,9 @@ int main(void)
 				for (rem = 0; B.run_copier[ci] && rem < REM_N; rem++)
 					if (B.have[rem])
 						run_case(k, ci, rem);
-			run_grep(k, REM_NONE);
-			run_grep(k, REM_USEONCE);
+			for (rem = 0; rem < REM_N; rem++)
+				if (rem != REM_NOCACHE && B.have[rem])
+					run_grep(k, rem);
 		}
 	}
 	uot_scratch_rm(B.dst);
