@@ -422,11 +422,20 @@ uint64_t uo_tree_budget(const struct uo_tuning *t)
 
 unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget)
 {
-	uint64_t kept = 0;
-	unsigned keep = 0;
+	uint64_t kept;
+	unsigned keep;
 
-	/* The newest files that fit stay; everything older is due. */
-	while (keep < n && keep < UO_TREE_PENDING - 1 && bytes[n - 1 - keep] <= budget - kept) {
+	if (!n)
+		return 0;
+	/*
+	 * The file just closed always waits: its writeback has only begun,
+	 * and waiting for it here would make the program wait for every file
+	 * it writes.  The older files that fit stay with it; the rest are due.
+	 */
+	kept = bytes[n - 1];
+	keep = 1;
+	while (keep < n && keep < UO_TREE_PENDING - 1 && kept <= budget &&
+	       bytes[n - 1 - keep] <= budget - kept) {
 		kept += bytes[n - 1 - keep];
 		keep++;
 	}

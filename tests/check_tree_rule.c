@@ -286,7 +286,15 @@ START_TEST(test_written_files_wait_within_a_budget)
 		q[i] = 3 * MiB;
 	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 0);
 	ck_assert_uint_eq(uo_tree_pending_due(q, 4, budget), 4 - budget / (3 * MiB));
-	/* One file past the budget: all of it waits; sums never wrap. */
+	/* The file just closed always waits, however big; the one before goes. */
+	q[0] = 10 * MiB;
+	q[1] = 10 * MiB;
+	ck_assert_uint_eq(uo_tree_pending_due(q, 1, budget), 0);
+	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
+	/* Sums never wrap. */
+	q[0] = 5;
+	q[1] = UINT64_MAX;
+	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
 	q[0] = UINT64_MAX;
 	q[1] = 5;
 	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
