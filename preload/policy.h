@@ -301,11 +301,15 @@ bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir);
  * Write-behind: written files wait, oldest first, for their writeback to
  * finish before they are dropped.  Given the waiting files' bytes, oldest
  * first, the one just closed last: how many of the oldest must be waited
- * for and dropped now, so that at most 'budget' bytes and
- * UO_TREE_PENDING - 1 files still wait.
+ * for and dropped now, so that at most 'budget' bytes besides the newest
+ * and UO_TREE_PENDING - 1 files still wait.  The newest always waits.
  */
 unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget);
-/* The bytes of written files that may wait: as a stream's writes in flight, plus a window. */
+/*
+ * The bytes of written files that may wait: a window.  Measured (cp -r of
+ * 154 MiB of 128 KiB..40 MiB files, 96 MiB cgroup, 42 MiB hot set): with
+ * three windows waiting the hot set kept 25-68%, with one 100%.
+ */
 uint64_t uo_tree_budget(const struct uo_tuning *t);
 
 /*
