@@ -17,10 +17,7 @@
 #include "testlib.h"
 #include "uot_check.h"
 
-static struct {
-	char why[256];
-	char file[512];
-} p;
+static char file[512];
 
 /* review_probe's transcript into out; its wait status. */
 static int probe(bool preload, const char *args, char *out, size_t size)
@@ -48,11 +45,9 @@ START_TEST(test_bad_offset_pointers_give_efault)
 	char args[600], plain[4096], with[4096];
 	int st;
 
-	if (p.why[0]) {
-		printf("pointers: skipped: %s\n", p.why);
+	if (uot_skipped(NULL))
 		return;
-	}
-	uot_sfmt(args, sizeof(args), "pointers '%s'", p.file);
+	uot_sfmt(args, sizeof(args), "pointers '%s'", file);
 	ck_assert_int_eq(probe(false, args, plain, sizeof(plain)), 0);
 	ck_assert_msg(strstr(plain, "copy_file_range-in -1 EFAULT"), "libc alone:\n%s", plain);
 	st = probe(true, args, with, sizeof(with));
@@ -62,9 +57,13 @@ START_TEST(test_bad_offset_pointers_give_efault)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(file, sizeof(file), "in");
+	if (uot_make_file(file, 8 * UOT_MIB, 3) != 0)
+		uot_skip("%s", uot_why());
 }
 
 int main(void)
@@ -72,15 +71,8 @@ int main(void)
 	Suite *s = suite_create("pointers");
 	TCase *tc = tcase_create("bad pointers");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(p.why, sizeof(p.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(p.file, sizeof(p.file), "in");
-		if (uot_make_file(p.file, 8 * UOT_MIB, 3) != 0)
-			snprintf(p.why, sizeof(p.why), "%s", uot_why());
-	}
+	uot_suite_begin("pointers", NULL);
+	fixture();
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_bad_offset_pointers_give_efault);
 	suite_add_tcase(s, tc);

@@ -24,18 +24,16 @@
 #include "uot_check.h"
 
 static struct {
-	char why[256];
 	char small[480];
 	char image[512];
 	char mnt[512];
 	char loop[64];
 	bool tmpfs_up, mounted;
-	pid_t owner;
 } d;
 
 static void disk_down(void)
 {
-	if (d.owner != getpid())
+	if (!uot_suite_owner())
 		return;
 	if (d.mounted && umount(d.mnt) != 0)
 		umount2(d.mnt, MNT_DETACH);
@@ -101,10 +99,8 @@ START_TEST(test_failed_writeback_not_dropped)
 	static const char *const envs[] = { "", "USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" };
 	char without[512], with[512];
 
-	if (d.why[0]) {
-		printf("writeback: skipped: %s\n", d.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	readback(false, envs[_i], without, sizeof(without));
 	ck_assert_msg(strstr(without, "bad 0\n") && strstr(without, "fsync -1"),
 		      "without the library the disk did not fail as expected:\n%s", without);
@@ -119,39 +115,17 @@ START_TEST(test_failed_writeback_not_dropped)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	disk_down();
-	if (d.owner == getpid()) {
-		if (d.small[0])
-			rmdir(d.small);
-		if (d.mnt[0])
-			rmdir(d.mnt);
-		uot_scratch_remove();
-	}
-}
-
 static void prepare(void)
 {
-	d.owner = getpid();
-	if (!uot_is_root()) {
-		snprintf(d.why, sizeof(d.why), "not root: cannot mount or attach loop devices");
+	/* The tmpfs and the mount point sit in the scratch directory; disk_down() empties them. */
+	uot_suite_begin("writeback", disk_down);
+	if (!uot_need_root("cannot mount or attach loop devices") ||
+	    !uot_need_programs("losetup mkfs.ext4") || !uot_need_scratch())
 		return;
-	}
-	if (uot_sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
-		snprintf(d.why, sizeof(d.why), "losetup or mkfs.ext4 missing");
-		return;
-	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(d.why, sizeof(d.why), "%s", uot_why());
-		return;
-	}
-	atexit(cleanup_at_exit);
 	uot_scratch_path(d.small, sizeof(d.small), "small");
 	uot_scratch_path(d.mnt, sizeof(d.mnt), "mnt");
 	if (mkdir(d.small, 0700) != 0 || mkdir(d.mnt, 0700) != 0)
-		snprintf(d.why, sizeof(d.why), "mkdir in %s: %s", uot_scratch(), strerror(errno));
+		uot_skip("mkdir in %s: %s", uot_scratch(), strerror(errno));
 }
 
 int main(void)
