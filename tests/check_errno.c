@@ -18,19 +18,8 @@ static char file[512];
 
 static void transcript(bool preload, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-
-	uot_scratch_path(path, sizeof(path), "transcript");
-	ck_assert_int_eq(uot_sh("%s%s%s %s/tests/review_probe errno '%s' >'%s' 2>&1",
-				preload ? "LD_PRELOAD='" : "", preload ? uot_preload() : "",
-				preload ? "'" : "", uot_build_dir(), file, path), 0);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
+	ck_assert_int_eq(uot_capture(preload, out, size, "%s/tests/review_probe errno '%s' 2>&1",
+				     uot_build_dir(), file), 0);
 }
 
 START_TEST(test_errno_kept_when_table_cannot_grow)

@@ -22,22 +22,9 @@ static char file[512];
 /* review_probe's transcript into out; its wait status. */
 static int probe(bool preload, const char *args, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-	int st;
-
-	uot_scratch_path(path, sizeof(path), "transcript");
-	st = uot_sh("%s%s%s timeout 60 %s/tests/review_probe %s >'%s' 2>&1",
-		    preload ? "LD_PRELOAD='" : "", preload ? uot_preload() : "",
-		    preload ? "' USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" : "",
-		    uot_build_dir(), args, path);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
-	return st;
+	return uot_capture(preload, out, size, "%s timeout 60 %s/tests/review_probe %s 2>&1",
+			   preload ? "USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" : "", uot_build_dir(),
+			   args);
 }
 
 START_TEST(test_bad_offset_pointers_give_efault)

@@ -77,20 +77,9 @@ static void disk_up(void)
 /* review_probe readback on a fresh failing disk; its transcript in out. */
 static void readback(bool with, const char *env, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-
 	disk_up();
-	uot_scratch_path(path, sizeof(path), "transcript");
-	uot_sh("%s%s%s %s timeout 120 %s/tests/review_probe readback '%s/f' 40 >'%s' 2>&1",
-	       with ? "LD_PRELOAD='" : "", with ? uot_preload() : "", with ? "'" : "", env,
-	       uot_build_dir(), d.mnt, path);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
+	uot_capture(with, out, size, "%s timeout 120 %s/tests/review_probe readback '%s/f' 40 2>&1",
+		    env, uot_build_dir(), d.mnt);
 	disk_down();
 }
 

@@ -95,6 +95,34 @@ int uot_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+int uot_capture(bool preload, char *out, size_t size, const char *fmt, ...)
+{
+	char line[2048], cmd[4096], path[PATH_MAX];
+	va_list ap;
+	size_t n;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	uot_scratch_path(path, sizeof(path), "capture");
+	/*
+	 * The shell's own output goes to the file first, so the line's
+	 * redirections act as if it were written "LINE >file".
+	 */
+	uot_fmt(cmd, sizeof(cmd), "exec >'%s'; %s%s%s %s", path, preload ? "LD_PRELOAD='" : "",
+		preload ? uot_preload() : "", preload ? "'" : "", line);
+	st = system(cmd);
+	f = fopen(path, "r");
+	n = f ? fread(out, 1, size - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	unlink(path);
+	return st;
+}
+
 const char *uot_srcdir(void)
 {
 	static char dir[PATH_MAX];

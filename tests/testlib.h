@@ -47,6 +47,15 @@ char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
 /* system() of a formatted command line; its wait status. */
 __attribute__((format(printf, 1, 2)))
 int uot_sh(const char *fmt, ...);
+/*
+ * system() of a formatted command line, with the library preloaded
+ * (LD_PRELOAD=uot_preload() before it) or as the environment has it; its
+ * standard output (a "2>&1" of the line's own joins it) into out, cut short
+ * to fit.  Returns the wait status.  Goes through scratch/capture: the
+ * scratch directory must exist.
+ */
+__attribute__((format(printf, 4, 5)))
+int uot_capture(bool preload, char *out, size_t size, const char *fmt, ...);
 /* rm -rf of a directory inside the scratch directory; anything else is refused. */
 void uot_scratch_rm(const char *dir);
 const char *uot_library(void);		/* .../libuseonce.so */
