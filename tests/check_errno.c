@@ -14,36 +14,20 @@
 #include "testlib.h"
 #include "uot_check.h"
 
-static struct {
-	char why[256];
-	char file[512];
-} e;
+static char file[512];
 
 static void transcript(bool preload, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-
-	uot_scratch_path(path, sizeof(path), "transcript");
-	ck_assert_int_eq(uot_sh("%s%s%s %s/tests/review_probe errno '%s' >'%s' 2>&1",
-				preload ? "LD_PRELOAD='" : "", preload ? uot_preload() : "",
-				preload ? "'" : "", uot_build_dir(), e.file, path), 0);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
+	ck_assert_int_eq(uot_capture(preload, out, size, "%s/tests/review_probe errno '%s' 2>&1",
+				     uot_build_dir(), file), 0);
 }
 
 START_TEST(test_errno_kept_when_table_cannot_grow)
 {
 	char plain[256], with[256];
 
-	if (e.why[0]) {
-		printf("errno: skipped: %s\n", e.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	transcript(false, plain, sizeof(plain));
 	ck_assert_str_eq(plain, "read 3 errno 0\n");
 	transcript(true, with, sizeof(with));
@@ -51,9 +35,13 @@ START_TEST(test_errno_kept_when_table_cannot_grow)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(file, sizeof(file), "in");
+	if (uot_make_file(file, UOT_MIB, 6) != 0)
+		uot_skip("%s", uot_why());
 }
 
 int main(void)
@@ -61,15 +49,8 @@ int main(void)
 	Suite *s = suite_create("errno");
 	TCase *tc = tcase_create("errno on success");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(e.why, sizeof(e.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(e.file, sizeof(e.file), "in");
-		if (uot_make_file(e.file, UOT_MIB, 6) != 0)
-			snprintf(e.why, sizeof(e.why), "%s", uot_why());
-	}
+	uot_suite_begin("errno", NULL);
+	fixture();
 	tcase_add_test(tc, test_errno_kept_when_table_cannot_grow);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);

@@ -18,13 +18,9 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -35,57 +31,13 @@ enum disk_kind {
 	DISK_SMALL,	/* a healthy but small filesystem: write() gets ENOSPC */
 };
 
-static struct {
-	char small[480];	/* tmpfs holding the failing disk's image */
-	char image[512];
-	char mnt[512];
-	char loop[64];
-	bool tmpfs_up, mounted;
-} d;
-
-static void disk_down(void)
-{
-	if (d.mounted && umount(d.mnt) != 0)
-		umount2(d.mnt, MNT_DETACH);
-	d.mounted = false;
-	if (d.loop[0])
-		uot_sh("losetup -d %s 2>/dev/null", d.loop);
-	d.loop[0] = '\0';
-	unlink(d.image);
-	if (d.tmpfs_up && umount(d.small) != 0)
-		umount2(d.small, MNT_DETACH);
-	d.tmpfs_up = false;
-}
-
-/* A fresh filesystem at d.mnt; on failure the test fails with why. */
+/* A fresh filesystem at uot_disk_mnt(); on failure the test fails with why. */
 static void disk_up(enum disk_kind kind)
 {
-	FILE *p;
-	char cmd[1024];
-
-	disk_down();
-	if (kind == DISK_FAILING) {
-		ck_assert_msg(mount("tmpfs", d.small, "tmpfs", 0, "size=48m") == 0,
-			      "mount tmpfs: %s", strerror(errno));
-		d.tmpfs_up = true;
-		snprintf(d.image, sizeof(d.image), "%s/disk.img", d.small);
-		ck_assert_int_eq(uot_sh("truncate -s 256M '%s'", d.image), 0);
-	} else {
-		uot_scratch_path(d.image, sizeof(d.image), "small.img");
-		ck_assert_int_eq(uot_sh("truncate -s 64M '%s'", d.image), 0);
-	}
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", d.image);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	if (!fgets(d.loop, sizeof(d.loop), p))
-		d.loop[0] = '\0';
-	pclose(p);
-	d.loop[strcspn(d.loop, "\n")] = '\0';
-	ck_assert_msg(d.loop[0] == '/', "losetup gave no device for %s", d.image);
-	ck_assert_int_eq(uot_sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", d.loop), 0);
-	ck_assert_msg(mount(d.loop, d.mnt, "ext4", 0, NULL) == 0, "mount %s: %s", d.loop,
-		      strerror(errno));
-	d.mounted = true;
+	if (kind == DISK_FAILING)
+		ck_assert_msg(uot_disk_up(48, 256) == 0, "%s", uot_why());
+	else
+		ck_assert_msg(uot_disk_up(0, 64) == 0, "%s", uot_why());
 }
 
 /* Runs argv on a fresh disk, with or without the library; its stdout in 'out'. */
@@ -106,7 +58,7 @@ static int run_on(enum disk_kind kind, bool with, const char *const *argv, char 
 	n = fread(out, 1, size - 1, f);
 	out[n] = '\0';
 	fclose(f);
-	disk_down();
+	uot_disk_down();
 	return r.status;
 }
 
@@ -135,7 +87,7 @@ static void write_fsync(const char *name, enum disk_kind kind, const char *mib, 
 	const char *argv[] = { helper, file, mib, how, NULL };
 
 	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
-	snprintf(file, sizeof(file), "%s/f", d.mnt);
+	snprintf(file, sizeof(file), "%s/f", uot_disk_mnt());
 	compare(name, kind, argv, b);
 }
 
@@ -201,7 +153,7 @@ START_TEST(test_failing_disk_dd_conv_fsync)
 
 	if (uot_skipped(NULL))
 		return;
-	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
+	snprintf(of, sizeof(of), "%s/dd.out", uot_disk_mnt());
 	compare("dd conv=fsync", DISK_FAILING, argv, &b);
 	ck_assert_msg(strstr(b.without, "dd exit 0") == NULL, "dd did not fail without the library");
 	ck_assert_msg(strstr(b.with, "dd exit 0") == NULL, "dd succeeded on a failing disk under "
@@ -249,34 +201,22 @@ START_TEST(test_full_disk_dd)
 
 	if (uot_skipped(NULL))
 		return;
-	snprintf(of, sizeof(of), "%s/dd.out", d.mnt);
+	snprintf(of, sizeof(of), "%s/dd.out", uot_disk_mnt());
 	compare("dd to a full disk", DISK_SMALL, argv, &b);
 	ck_assert_msg(strstr(b.without, "No space left") != NULL, "dd filled a 64 MiB disk?");
 	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
 
-static void prepare(void)
-{
-	/* The tmpfs and the mount point sit in the scratch directory; disk_down() empties them. */
-	uot_suite_begin("faildisk", disk_down);
-	if (!uot_need_root("cannot mount or attach loop devices") ||
-	    !uot_need_programs("losetup mkfs.ext4") || !uot_need_scratch())
-		return;
-	uot_scratch_path(d.small, sizeof(d.small), "small");
-	uot_scratch_path(d.mnt, sizeof(d.mnt), "mnt");
-	if (mkdir(d.small, 0700) != 0 || mkdir(d.mnt, 0700) != 0)
-		uot_skip("mkdir in %s: %s", uot_scratch(), strerror(errno));
-}
-
 int main(void)
 {
 	Suite *s = suite_create("faildisk");
 	TCase *tc = tcase_create("errors reach the program");
 
-	prepare();
+	uot_suite_begin("faildisk", uot_disk_down);
+	uot_disk_need();
 	tcase_set_timeout(tc, 300);
-	tcase_add_checked_fixture(tc, NULL, disk_down);
+	tcase_add_checked_fixture(tc, NULL, uot_disk_down);
 	tcase_add_test(tc, test_failing_disk_fsync_reports_error);
 	tcase_add_test(tc, test_failing_disk_fdatasync_reports_error);
 	tcase_add_test(tc, test_failing_disk_error_survives_close);

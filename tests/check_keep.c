@@ -33,18 +33,10 @@
 #define PAGE	4096ULL
 
 static struct {
-	char why[256];
 	char file[512];
 	char run[512];
 	char xdg[600];
 } k;
-
-static bool skipped(void)
-{
-	if (k.why[0])
-		printf("keep: skipped: %s\n", k.why);
-	return k.why[0] != '\0';
-}
 
 /* Of the 4 KiB pages at off, off + stride, ... (n of them), how many are cached? */
 static unsigned pages_cached(const char *path, uint64_t off, uint64_t stride, unsigned n)
@@ -108,7 +100,7 @@ START_TEST(test_sparse_hot_set_kept)
 	const uint64_t hot = 24 * UOT_MIB, stride = 16 * 1024;
 	unsigned before, after;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	ck_assert_int_eq(uot_make_file(k.file, 60 * UOT_MIB, 7), 0);
 	warm_pages(k.file, hot, stride, 1024);
@@ -132,7 +124,7 @@ START_TEST(test_hot_head_kept)
 	const unsigned head = 8 * 256;	/* 8 MiB of pages */
 	unsigned after;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	ck_assert_int_eq(uot_make_file(k.file, 64 * UOT_MIB, 8), 0);
 	warm_pages(k.file, 0, PAGE, head);
@@ -153,7 +145,7 @@ START_TEST(test_mixed_reads_drop_only_read)
 	const unsigned gap = 32 * 256;	/* [8, 40) MiB, never read */
 	unsigned after;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	uot_sfmt(helper, sizeof(helper), "%s/tests/review_probe", uot_build_dir());
 	ck_assert_int_eq(uot_make_file(k.file, 64 * UOT_MIB, 9), 0);
@@ -174,7 +166,7 @@ START_TEST(test_tree_reread_kept)
 	const char *env[] = { "USEONCE_REUSE=10m", k.xdg, NULL };
 	unsigned i, pass, cached = 0;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	uot_scratch_path(dir, sizeof(dir), "tree");
 	uot_scratch_rm(dir);
@@ -205,7 +197,7 @@ START_TEST(test_written_then_read_kept)
 	const char *env[] = { "USEONCE_REUSE=10m", k.xdg, NULL };
 	int64_t after;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	unlink(k.file);
 	uot_sfmt(out, sizeof(out), "of=%s", k.file);
@@ -231,9 +223,15 @@ static void fresh_record(void)
 	unlink(rec);
 }
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(k.file, sizeof(k.file), "file");
+	uot_scratch_path(k.run, sizeof(k.run), "run");
+	snprintf(k.xdg, sizeof(k.xdg), "XDG_RUNTIME_DIR=%s", k.run);
+	if (mkdir(k.run, 0700) != 0)
+		uot_skip("mkdir: %s", strerror(errno));
 }
 
 int main(void)
@@ -241,17 +239,8 @@ int main(void)
 	Suite *s = suite_create("keep");
 	TCase *tc = tcase_create("cached before");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(k.why, sizeof(k.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(k.file, sizeof(k.file), "file");
-		uot_scratch_path(k.run, sizeof(k.run), "run");
-		snprintf(k.xdg, sizeof(k.xdg), "XDG_RUNTIME_DIR=%s", k.run);
-		if (mkdir(k.run, 0700) != 0)
-			snprintf(k.why, sizeof(k.why), "mkdir: %s", strerror(errno));
-	}
+	uot_suite_begin("keep", NULL);
+	fixture();
 	tcase_set_timeout(tc, 200);
 	tcase_add_checked_fixture(tc, fresh_record, NULL);
 	tcase_add_test(tc, test_sparse_hot_set_kept);

@@ -22,20 +22,7 @@ static char src[512], dst[512], small[512];
 /* Runs 'cmd' in sh with or without the library; its standard output into out. */
 static int run(bool preload, const char *env, const char *cmd, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-	int st;
-
-	uot_scratch_path(path, sizeof(path), "out.txt");
-	st = uot_sh("%s%s%s %s sh -c '%s' >'%s' 2>/dev/null", preload ? "LD_PRELOAD='" : "",
-		    preload ? uot_preload() : "", preload ? "'" : "", env, cmd, path);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
-	return st;
+	return uot_capture(preload, out, size, "%s sh -c '%s' 2>/dev/null", env, cmd);
 }
 
 static void same_both_ways(const char *what, const char *env, const char *cmd)

@@ -19,7 +19,6 @@
 #include "uot_check.h"
 
 static struct {
-	char why[256];
 	char file[512];
 	char m32[600];
 } o;
@@ -30,10 +29,8 @@ START_TEST(test_far_stream_dropped_32bit)
 	char trace[700];
 	int64_t after;
 
-	if (o.why[0]) {
-		printf("offsets: skipped: %s\n", o.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	ck_assert_int_eq(uot_make_cold(o.file), 0);
 	uot_scratch_path(trace, sizeof(trace), "trace");
 	unlink(trace);
@@ -49,33 +46,25 @@ START_TEST(test_far_stream_dropped_32bit)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	uot_scratch_remove();
-}
-
 static void prepare(void)
 {
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(o.why, sizeof(o.why), "%s", uot_why());
+	uot_suite_begin("offsets", NULL);
+	if (!uot_need_scratch())
 		return;
-	}
-	atexit(cleanup_at_exit);
 	uot_scratch_path(o.file, sizeof(o.file), "sparse");
 	uot_scratch_path(o.m32, sizeof(o.m32), "m32");
 	if (uot_sh("echo 'int main(void){return 0;}' | cc -m32 -x c -o /dev/null - 2>/dev/null")) {
-		snprintf(o.why, sizeof(o.why), "no -m32 toolchain (gcc-multilib)");
+		uot_skip("no -m32 toolchain (gcc-multilib)");
 		return;
 	}
 	if (uot_sh("make -s -C '%s' B='%s' CFLAGS='-m32 -O2' '%s/libuseonce.so' >/dev/null 2>&1 && "
 		   "cc -m32 -O2 -D_FILE_OFFSET_BITS=64 -o '%s/far_read' '%s/tests/helpers/far_read.c'",
 		   uot_srcdir(), o.m32, o.m32, o.m32, uot_srcdir())) {
-		snprintf(o.why, sizeof(o.why), "the 32-bit build failed");
+		uot_skip("the 32-bit build failed");
 		return;
 	}
 	if (uot_sh("truncate -s 6G '%s'", o.file))
-		snprintf(o.why, sizeof(o.why), "cannot make a sparse 6 GiB file");
+		uot_skip("cannot make a sparse 6 GiB file");
 }
 
 int main(void)

@@ -25,18 +25,10 @@
 #include "uot_check.h"
 
 static struct {
-	char why[256];
 	char in[512];
 	char out[512];
 	char other[512];
 } o;
-
-static bool skipped(void)
-{
-	if (o.why[0])
-		printf("outputs: skipped: %s\n", o.why);
-	return o.why[0] != '\0';
-}
 
 /* review_probe under the library with 'env'; its wait status (124: timed out). */
 static int probe(const char *env, const char *args)
@@ -72,28 +64,28 @@ static void only_payload(const char *env, const char *scenario)
 
 START_TEST(test_trace_fd_not_open_at_start)
 {
-	if (!skipped())
+	if (!uot_skipped(NULL))
 		only_payload("USEONCE_TRACE=3", "outfd");
 }
 END_TEST
 
 START_TEST(test_stats_fd_not_open_at_start)
 {
-	if (!skipped())
+	if (!uot_skipped(NULL))
 		only_payload("USEONCE_STATS=3", "outfd");
 }
 END_TEST
 
 START_TEST(test_stats_stderr_reused_by_program)
 {
-	if (!skipped())
+	if (!uot_skipped(NULL))
 		only_payload("USEONCE_STATS=stderr", "reuse2");
 }
 END_TEST
 
 START_TEST(test_trace_stderr_reused_by_program)
 {
-	if (!skipped())
+	if (!uot_skipped(NULL))
 		only_payload("USEONCE_TRACE=stderr", "reuse2");
 }
 END_TEST
@@ -104,7 +96,7 @@ START_TEST(test_symlink_destination_refused)
 	static const char *const vars[] = { "USEONCE_TRACE", "USEONCE_STATS" };
 	char link[600], env[700], args[1200], text[4096];
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	uot_scratch_path(link, sizeof(link), "link");
 	unlink(link);
@@ -128,7 +120,7 @@ START_TEST(test_fifo_destination_no_hang)
 	char fifo[600], env[700], args[1200];
 	int st;
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	uot_scratch_path(fifo, sizeof(fifo), "fifo");
 	unlink(fifo);
@@ -148,7 +140,7 @@ START_TEST(test_foreign_destination_refused)
 	static const char *const vars[] = { "USEONCE_TRACE", "USEONCE_STATS" };
 	char env[700], args[1200], text[4096];
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	if (!uot_is_root()) {
 		printf("outputs: foreign owner skipped: needs root to give a file away\n");
@@ -172,7 +164,7 @@ START_TEST(test_plain_destination_written)
 	static const char *const vars[] = { "USEONCE_TRACE", "USEONCE_STATS" };
 	char env[700], args[1200], text[4096];
 
-	if (skipped())
+	if (uot_skipped(NULL))
 		return;
 	unlink(o.other);
 	uot_sfmt(env, sizeof(env), "%s='%s'", vars[_i], o.other);
@@ -183,9 +175,15 @@ START_TEST(test_plain_destination_written)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(o.in, sizeof(o.in), "in");
+	uot_scratch_path(o.out, sizeof(o.out), "out");
+	uot_scratch_path(o.other, sizeof(o.other), "other");
+	if (uot_make_file(o.in, 16 * UOT_MIB, 4) != 0)
+		uot_skip("%s", uot_why());
 }
 
 int main(void)
@@ -193,17 +191,8 @@ int main(void)
 	Suite *s = suite_create("outputs");
 	TCase *tc = tcase_create("where lines go");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(o.why, sizeof(o.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(o.in, sizeof(o.in), "in");
-		uot_scratch_path(o.out, sizeof(o.out), "out");
-		uot_scratch_path(o.other, sizeof(o.other), "other");
-		if (uot_make_file(o.in, 16 * UOT_MIB, 4) != 0)
-			snprintf(o.why, sizeof(o.why), "%s", uot_why());
-	}
+	uot_suite_begin("outputs", NULL);
+	fixture();
 	tcase_set_timeout(tc, 200);
 	tcase_add_test(tc, test_trace_fd_not_open_at_start);
 	tcase_add_test(tc, test_stats_fd_not_open_at_start);

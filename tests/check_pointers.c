@@ -17,30 +17,14 @@
 #include "testlib.h"
 #include "uot_check.h"
 
-static struct {
-	char why[256];
-	char file[512];
-} p;
+static char file[512];
 
 /* review_probe's transcript into out; its wait status. */
 static int probe(bool preload, const char *args, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-	int st;
-
-	uot_scratch_path(path, sizeof(path), "transcript");
-	st = uot_sh("%s%s%s timeout 60 %s/tests/review_probe %s >'%s' 2>&1",
-		    preload ? "LD_PRELOAD='" : "", preload ? uot_preload() : "",
-		    preload ? "' USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" : "",
-		    uot_build_dir(), args, path);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
-	return st;
+	return uot_capture(preload, out, size, "%s timeout 60 %s/tests/review_probe %s 2>&1",
+			   preload ? "USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" : "", uot_build_dir(),
+			   args);
 }
 
 START_TEST(test_bad_offset_pointers_give_efault)
@@ -48,11 +32,9 @@ START_TEST(test_bad_offset_pointers_give_efault)
 	char args[600], plain[4096], with[4096];
 	int st;
 
-	if (p.why[0]) {
-		printf("pointers: skipped: %s\n", p.why);
+	if (uot_skipped(NULL))
 		return;
-	}
-	uot_sfmt(args, sizeof(args), "pointers '%s'", p.file);
+	uot_sfmt(args, sizeof(args), "pointers '%s'", file);
 	ck_assert_int_eq(probe(false, args, plain, sizeof(plain)), 0);
 	ck_assert_msg(strstr(plain, "copy_file_range-in -1 EFAULT"), "libc alone:\n%s", plain);
 	st = probe(true, args, with, sizeof(with));
@@ -62,9 +44,13 @@ START_TEST(test_bad_offset_pointers_give_efault)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(file, sizeof(file), "in");
+	if (uot_make_file(file, 8 * UOT_MIB, 3) != 0)
+		uot_skip("%s", uot_why());
 }
 
 int main(void)
@@ -72,15 +58,8 @@ int main(void)
 	Suite *s = suite_create("pointers");
 	TCase *tc = tcase_create("bad pointers");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(p.why, sizeof(p.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(p.file, sizeof(p.file), "in");
-		if (uot_make_file(p.file, 8 * UOT_MIB, 3) != 0)
-			snprintf(p.why, sizeof(p.why), "%s", uot_why());
-	}
+	uot_suite_begin("pointers", NULL);
+	fixture();
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_bad_offset_pointers_give_efault);
 	suite_add_tcase(s, tc);

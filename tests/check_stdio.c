@@ -18,7 +18,6 @@
 #define FILE_MIB	48
 
 static struct {
-	char why[256];
 	char file[512];
 	char out[512];
 } t;
@@ -39,10 +38,8 @@ START_TEST(test_stdio_reader_guarded)
 	char cmd[1024];
 	double in_mib, out_mib;
 
-	if (t.why[0]) {
-		printf("stdio: skipped: %s\n", t.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	ck_assert_int_eq(uot_make_cold(t.file), 0);
 	uot_expand(cmd, sizeof(cmd), progs[_i], tokens, values, 2);
 	ck_assert_int_eq(uot_sh("LD_PRELOAD='%s' %s", uot_preload(), cmd), 0);
@@ -56,9 +53,16 @@ START_TEST(test_stdio_reader_guarded)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
+static void fixture(void)
 {
-	uot_scratch_remove();
+	if (!uot_need_scratch())
+		return;
+	uot_scratch_path(t.file, sizeof(t.file), "text");
+	uot_scratch_path(t.out, sizeof(t.out), "out");
+	/* Lines that differ, so uniq and sed have work to do. */
+	if (uot_sh("seq -f 'line %%.0f of a text file, a little longer than most' 1 2000000 "
+		   "| head -c %dM >'%s'", FILE_MIB, t.file) != 0)
+		uot_skip("cannot write the text file");
 }
 
 int main(void)
@@ -66,18 +70,8 @@ int main(void)
 	Suite *s = suite_create("stdio");
 	TCase *tc = tcase_create("stdio readers");
 
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(t.why, sizeof(t.why), "%s", uot_why());
-	} else {
-		atexit(cleanup_at_exit);
-		uot_scratch_path(t.file, sizeof(t.file), "text");
-		uot_scratch_path(t.out, sizeof(t.out), "out");
-		/* Lines that differ, so uniq and sed have work to do. */
-		if (uot_sh("seq -f 'line %%.0f of a text file, a little longer than most' 1 2000000 "
-			   "| head -c %dM >'%s'", FILE_MIB, t.file) != 0)
-			snprintf(t.why, sizeof(t.why), "cannot write the text file");
-	}
+	uot_suite_begin("stdio", NULL);
+	fixture();
 	tcase_set_timeout(tc, 200);
 	tcase_add_loop_test(tc, test_stdio_reader_guarded, 0, sizeof(progs) / sizeof(progs[0]));
 	suite_add_tcase(s, tc);

@@ -12,88 +12,22 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testlib.h"
 #include "uot_check.h"
 
-static struct {
-	char why[256];
-	char small[480];
-	char image[512];
-	char mnt[512];
-	char loop[64];
-	bool tmpfs_up, mounted;
-	pid_t owner;
-} d;
-
-static void disk_down(void)
-{
-	if (d.owner != getpid())
-		return;
-	if (d.mounted && umount(d.mnt) != 0)
-		umount2(d.mnt, MNT_DETACH);
-	d.mounted = false;
-	if (d.loop[0])
-		uot_sh("losetup -d %s 2>/dev/null", d.loop);
-	d.loop[0] = '\0';
-	if (d.image[0])
-		unlink(d.image);
-	if (d.tmpfs_up && umount(d.small) != 0)
-		umount2(d.small, MNT_DETACH);
-	d.tmpfs_up = false;
-}
-
-/* A fresh failing disk at d.mnt. */
-static void disk_up(void)
-{
-	char cmd[1024];
-	FILE *p;
-
-	disk_down();
-	ck_assert_msg(mount("tmpfs", d.small, "tmpfs", 0, "size=24m") == 0, "mount tmpfs: %s",
-		      strerror(errno));
-	d.tmpfs_up = true;
-	snprintf(d.image, sizeof(d.image), "%s/disk.img", d.small);
-	ck_assert_int_eq(uot_sh("truncate -s 256M '%s'", d.image), 0);
-	snprintf(cmd, sizeof(cmd), "losetup -f --show '%s'", d.image);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	if (!fgets(d.loop, sizeof(d.loop), p))
-		d.loop[0] = '\0';
-	pclose(p);
-	d.loop[strcspn(d.loop, "\n")] = '\0';
-	ck_assert_msg(d.loop[0] == '/', "losetup gave no device for %s", d.image);
-	ck_assert_int_eq(uot_sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", d.loop), 0);
-	ck_assert_msg(mount(d.loop, d.mnt, "ext4", 0, NULL) == 0, "mount %s: %s", d.loop,
-		      strerror(errno));
-	d.mounted = true;
-}
-
 /* review_probe readback on a fresh failing disk; its transcript in out. */
 static void readback(bool with, const char *env, char *out, size_t size)
 {
-	char path[600];
-	FILE *f;
-	size_t n;
-
-	disk_up();
-	uot_scratch_path(path, sizeof(path), "transcript");
-	uot_sh("%s%s%s %s timeout 120 %s/tests/review_probe readback '%s/f' 40 >'%s' 2>&1",
-	       with ? "LD_PRELOAD='" : "", with ? uot_preload() : "", with ? "'" : "", env,
-	       uot_build_dir(), d.mnt, path);
-	f = fopen(path, "r");
-	n = f ? fread(out, 1, size - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
-	disk_down();
+	/* A 256 MiB disk whose image sits on a 24 MiB tmpfs. */
+	ck_assert_msg(uot_disk_up(24, 256) == 0, "%s", uot_why());
+	uot_capture(with, out, size, "%s timeout 120 %s/tests/review_probe readback '%s/f' 40 2>&1",
+		    env, uot_build_dir(), uot_disk_mnt());
+	uot_disk_down();
 }
 
 START_TEST(test_failed_writeback_not_dropped)
@@ -101,10 +35,8 @@ START_TEST(test_failed_writeback_not_dropped)
 	static const char *const envs[] = { "", "USEONCE_THRESHOLD=2M USEONCE_WINDOW=2M" };
 	char without[512], with[512];
 
-	if (d.why[0]) {
-		printf("writeback: skipped: %s\n", d.why);
+	if (uot_skipped(NULL))
 		return;
-	}
 	readback(false, envs[_i], without, sizeof(without));
 	ck_assert_msg(strstr(without, "bad 0\n") && strstr(without, "fsync -1"),
 		      "without the library the disk did not fail as expected:\n%s", without);
@@ -119,49 +51,15 @@ START_TEST(test_failed_writeback_not_dropped)
 }
 END_TEST
 
-static void cleanup_at_exit(void)
-{
-	disk_down();
-	if (d.owner == getpid()) {
-		if (d.small[0])
-			rmdir(d.small);
-		if (d.mnt[0])
-			rmdir(d.mnt);
-		uot_scratch_remove();
-	}
-}
-
-static void prepare(void)
-{
-	d.owner = getpid();
-	if (!uot_is_root()) {
-		snprintf(d.why, sizeof(d.why), "not root: cannot mount or attach loop devices");
-		return;
-	}
-	if (uot_sh("command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null") != 0) {
-		snprintf(d.why, sizeof(d.why), "losetup or mkfs.ext4 missing");
-		return;
-	}
-	uot_sweep_stale();
-	if (uot_scratch_create() != 0) {
-		snprintf(d.why, sizeof(d.why), "%s", uot_why());
-		return;
-	}
-	atexit(cleanup_at_exit);
-	uot_scratch_path(d.small, sizeof(d.small), "small");
-	uot_scratch_path(d.mnt, sizeof(d.mnt), "mnt");
-	if (mkdir(d.small, 0700) != 0 || mkdir(d.mnt, 0700) != 0)
-		snprintf(d.why, sizeof(d.why), "mkdir in %s: %s", uot_scratch(), strerror(errno));
-}
-
 int main(void)
 {
 	Suite *s = suite_create("writeback");
 	TCase *tc = tcase_create("failed writeback");
 
-	prepare();
+	uot_suite_begin("writeback", uot_disk_down);
+	uot_disk_need();
 	tcase_set_timeout(tc, 300);
-	tcase_add_checked_fixture(tc, NULL, disk_down);
+	tcase_add_checked_fixture(tc, NULL, uot_disk_down);
 	tcase_add_loop_test(tc, test_failed_writeback_not_dropped, 0, 2);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);

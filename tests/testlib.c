@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -93,6 +94,34 @@ int uot_sh(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	return system(cmd);
+}
+
+int uot_capture(bool preload, char *out, size_t size, const char *fmt, ...)
+{
+	char line[2048], cmd[4096], path[PATH_MAX];
+	va_list ap;
+	size_t n;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	uot_scratch_path(path, sizeof(path), "capture");
+	/*
+	 * The shell's own output goes to the file first, so the line's
+	 * redirections act as if it were written "LINE >file".
+	 */
+	uot_fmt(cmd, sizeof(cmd), "exec >'%s'; %s%s%s %s", path, preload ? "LD_PRELOAD='" : "",
+		preload ? uot_preload() : "", preload ? "'" : "", line);
+	st = system(cmd);
+	f = fopen(path, "r");
+	n = f ? fread(out, 1, size - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	unlink(path);
+	return st;
 }
 
 const char *uot_srcdir(void)
@@ -747,6 +776,90 @@ bool uot_need_scratch(void)
 		return true;
 	uot_skip("%s", uot_why());
 	return false;
+}
+
+static struct {
+	char small[PATH_MAX];	/* where the tmpfs holding a failing disk's image goes */
+	char image[PATH_MAX];
+	char mnt[PATH_MAX];
+	char loop[64];
+	bool tmpfs_up, mounted;
+} uot_disk_s;
+
+bool uot_disk_need(void)
+{
+	if (!uot_need_root("cannot mount or attach loop devices") ||
+	    !uot_need_programs("losetup mkfs.ext4") || !uot_need_scratch())
+		return false;
+	/* Inside the scratch directory: removed with it, after uot_disk_down() emptied them. */
+	uot_scratch_path(uot_disk_s.small, sizeof(uot_disk_s.small), "small");
+	uot_scratch_path(uot_disk_s.mnt, sizeof(uot_disk_s.mnt), "mnt");
+	if (mkdir(uot_disk_s.small, 0700) != 0 || mkdir(uot_disk_s.mnt, 0700) != 0) {
+		uot_skip("mkdir in %s: %s", uot_scratch(), strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+const char *uot_disk_mnt(void)
+{
+	return uot_disk_s.mnt;
+}
+
+void uot_disk_down(void)
+{
+	if (!uot_suite_owner())
+		return;
+	/* A busy mount still goes away (lazily) so the loop device and the tmpfs can follow. */
+	if (uot_disk_s.mounted && umount(uot_disk_s.mnt) != 0)
+		umount2(uot_disk_s.mnt, MNT_DETACH);
+	uot_disk_s.mounted = false;
+	if (uot_disk_s.loop[0])
+		uot_sh("losetup -d %s 2>/dev/null", uot_disk_s.loop);
+	uot_disk_s.loop[0] = '\0';
+	if (uot_disk_s.image[0])
+		unlink(uot_disk_s.image);
+	uot_disk_s.image[0] = '\0';
+	if (uot_disk_s.tmpfs_up && umount(uot_disk_s.small) != 0)
+		umount2(uot_disk_s.small, MNT_DETACH);
+	uot_disk_s.tmpfs_up = false;
+}
+
+int uot_disk_up(unsigned tmpfs_mib, unsigned image_mib)
+{
+	char opt[64], cmd[PATH_MAX + 64];
+	FILE *p;
+
+	uot_disk_down();
+	if (tmpfs_mib) {
+		uot_fmt(opt, sizeof(opt), "size=%um", tmpfs_mib);
+		if (mount("tmpfs", uot_disk_s.small, "tmpfs", 0, opt) != 0)
+			return uot_fail("mount tmpfs: %s", strerror(errno));
+		uot_disk_s.tmpfs_up = true;
+		uot_fmt(uot_disk_s.image, sizeof(uot_disk_s.image), "%s/disk.img", uot_disk_s.small);
+	} else {
+		uot_scratch_path(uot_disk_s.image, sizeof(uot_disk_s.image), "disk.img");
+	}
+	if (uot_sh("truncate -s %uM '%s'", image_mib, uot_disk_s.image) != 0)
+		return uot_fail("truncate -s %uM %s failed", image_mib, uot_disk_s.image);
+	uot_fmt(cmd, sizeof(cmd), "losetup -f --show '%s'", uot_disk_s.image);
+	p = popen(cmd, "r");
+	if (!p)
+		return uot_fail("popen losetup: %s", strerror(errno));
+	if (!fgets(uot_disk_s.loop, sizeof(uot_disk_s.loop), p))
+		uot_disk_s.loop[0] = '\0';
+	pclose(p);
+	uot_disk_s.loop[strcspn(uot_disk_s.loop, "\n")] = '\0';
+	if (uot_disk_s.loop[0] != '/') {
+		uot_disk_s.loop[0] = '\0';
+		return uot_fail("losetup gave no device for %s", uot_disk_s.image);
+	}
+	if (uot_sh("mkfs.ext4 -q -F %s >/dev/null 2>&1", uot_disk_s.loop) != 0)
+		return uot_fail("mkfs.ext4 %s failed", uot_disk_s.loop);
+	if (mount(uot_disk_s.loop, uot_disk_s.mnt, "ext4", 0, NULL) != 0)
+		return uot_fail("mount %s: %s", uot_disk_s.loop, strerror(errno));
+	uot_disk_s.mounted = true;
+	return 0;
 }
 
 void uot_reexec_preloaded(char **argv, const char *mark, const char *const *env)

@@ -47,6 +47,15 @@ char *uot_sfmt(char *out, size_t size, const char *fmt, ...);
 /* system() of a formatted command line; its wait status. */
 __attribute__((format(printf, 1, 2)))
 int uot_sh(const char *fmt, ...);
+/*
+ * system() of a formatted command line, with the library preloaded
+ * (LD_PRELOAD=uot_preload() before it) or as the environment has it; its
+ * standard output (a "2>&1" of the line's own joins it) into out, cut short
+ * to fit.  Returns the wait status.  Goes through scratch/capture: the
+ * scratch directory must exist.
+ */
+__attribute__((format(printf, 4, 5)))
+int uot_capture(bool preload, char *out, size_t size, const char *fmt, ...);
 /* rm -rf of a directory inside the scratch directory; anything else is refused. */
 void uot_scratch_rm(const char *dir);
 const char *uot_library(void);		/* .../libuseonce.so */
@@ -112,6 +121,26 @@ bool uot_skipped(const char *what);
 bool uot_need_root(const char *for_what);	/* "not root: FOR_WHAT" */
 bool uot_need_programs(const char *names);	/* in PATH, each of "a b": "a or b missing" */
 bool uot_need_scratch(void);			/* uot_scratch_create() */
+
+/*
+ * A disk to make errors on (FACTS.md's recipe): ext4 on a loop device,
+ * mounted at uot_disk_mnt().  uot_disk_need() is the fixture's need:
+ * root, losetup, mkfs.ext4 and the scratch directory, in which it makes
+ * the mount points.  uot_disk_up() first undoes the last disk, then makes
+ * a fresh one of image_mib: with tmpfs_mib, its image sits on a tmpfs that
+ * small, so writeback fails once the tmpfs is full; with 0, in the scratch
+ * directory (a healthy disk, full at image_mib).  -1 (why in uot_why())
+ * if it could not, with what was made still recorded for uot_disk_down().
+ *
+ * uot_disk_down() unmounts, detaches and removes whatever is up, and does
+ * nothing outside the suite's owner.  A suite gives it to
+ * uot_suite_begin() (exit, signals) and as its cases' checked teardown,
+ * with the cases run in process: a failed assertion then still reaches it.
+ */
+bool uot_disk_need(void);
+int uot_disk_up(unsigned tmpfs_mib, unsigned image_mib);
+const char *uot_disk_mnt(void);
+void uot_disk_down(void);
 
 /*
  * Runs this program again with the library preloaded (and a sanitizer's
