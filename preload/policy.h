@@ -225,7 +225,9 @@ static inline bool uo_range_empty(struct uo_range r)
 /*
  * A process that moves many files whole, front to back, one after the
  * other, is streaming, whatever each file's size, reading or writing: a
- * tree.  The rule is kept per direction.  A run of whole files becomes a
+ * tree.  (The rule for both directions, unit-tested in check_tree_rule;
+ * the library's tree mode still runs on uo_tree_closed above until its
+ * plumbing lands, issue 12.)  The rule is kept per direction.  A run of whole files becomes a
  * tree after UO_TREE_STEPS files once it holds a stream's threshold of
  * bytes, or after UO_TREE_FILES files whatever their size; a pause longer
  * than UO_TREE_GAP_MS ends it.  In a tree, a file read whole is dropped
