@@ -24,7 +24,12 @@ export USEONCE_REUSE=0
 TMPDIR=$(cd "$build" && pwd)/tmp.$$
 export TMPDIR
 mkdir -p "$TMPDIR"
-trap 'rm -rf "$TMPDIR"' EXIT
+# Programs some suites run with a clean environment (no TMPDIR) still make
+# /tmp/useonce-UID: removed too, unless it was there before the run.
+priv=/tmp/useonce-$(id -u)
+priv_was=0
+[ -e "$priv" ] && priv_was=1
+trap 'rm -rf "$TMPDIR"; [ "$priv_was" = 1 ] || rm -rf "$priv"' EXIT
 passed=0
 failed=0
 broken=""
