@@ -53,11 +53,9 @@ static void uo_die(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("useonce: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	uo_vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (status == UO_EXIT_USAGE)
 		fputs("Try 'useonce --help'.\n", stderr);
 	exit(status);

@@ -170,16 +170,21 @@ static volatile sig_atomic_t uo_forward_sig;
 static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev);
 static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid);
 
+void uo_vsay(const char *fmt, va_list ap)
+{
+	fputs("useonce: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static void uo_wsay(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void uo_wsay(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("useonce: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	uo_vsay(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int64_t uo_now_ns(void)
@@ -606,14 +611,6 @@ static unsigned uo_wdir(const struct uo_wfd *f, uint64_t size)
 	}
 }
 
-static bool uo_memory_fs(int fd)
-{
-	struct statfs sfs;
-
-	return fstatfs(fd, &sfs) == 0 &&
-	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
-}
-
 static void uo_wfd_drop_ours(struct uo_wfd *f)
 {
 	if (f->ours >= 0)
@@ -668,7 +665,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		goto ignore;
 	}
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
-	    uo_memory_fs(f->ours))
+	    uo_wf_memory_fs(f->ours))
 		goto ignore;
 	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev);
 	close(f->info);
@@ -884,29 +881,43 @@ static void uo_wproc_gone(struct uo_watch *w, unsigned pi)
 	p->gone = true;
 }
 
+/*
+ * What /proc/PID/stat says after the command's name ("S PPID ..."): the
+ * name may hold anything, so after the last ')'.  NULL if it cannot be
+ * read, "" if it cannot be made out.
+ */
+static const char *uo_wproc_stat(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' ? paren + 2 : "";
+}
+
 /* A zombie has closed its descriptors: it counts as gone. */
 static bool uo_wproc_alive(const struct uo_wproc *p)
 {
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
+	char buf[512];
+	const char *st;
 
 	if (p->pidfd >= 0) {
 		struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
 
 		return poll(&pfd, 1, 0) == 0;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+	st = uo_wproc_stat(p->pid, buf, sizeof(buf));
+	return st && *st != 'Z' && *st != 'X';
 }
 
 /* New children of every thread of the process join the watched set. */
@@ -1101,22 +1112,10 @@ static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid)
 
 static pid_t uo_wppid(pid_t pid)
 {
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
+	char buf[512];
+	const char *st = uo_wproc_stat(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] && paren[3] == ' ' ?
-	       (pid_t)atoi(paren + 4) : 0;
+	return st && st[0] && st[1] == ' ' ? (pid_t)atoi(st + 2) : 0;
 }
 
 /* Is the event's maker watched?  A child not found yet joins the watched set here. */

@@ -12,6 +12,7 @@
 #ifndef UO_WATCH_H
 #define UO_WATCH_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -59,5 +60,8 @@ int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o);
  * killed by the same signal.
  */
 int uo_watch_run(char *const *argv, const struct uo_watch_opts *o);
+
+/* "useonce: " and the message, one line on stderr: the command's voice. */
+void uo_vsay(const char *fmt, va_list ap);
 
 #endif /* UO_WATCH_H */

@@ -346,7 +346,7 @@ void uo_wfiles_free(struct uo_wfiles *t)
 	t->n = t->cap = 0;
 }
 
-static bool uo_wf_memory_fs(int fd)
+bool uo_wf_memory_fs(int fd)
 {
 	struct statfs sfs;
 

@@ -96,5 +96,7 @@ bool uo_wfiles_pending(const struct uo_wfiles *t);
 
 /* The watched processes are gone: every file is closed by now. */
 void uo_wfiles_close_all(struct uo_wfiles *t);
+/* tmpfs, ramfs: the pages are the only copy, never ours to drop. */
+bool uo_wf_memory_fs(int fd);
 
 #endif /* UO_WFILE_H */
