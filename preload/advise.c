@@ -78,21 +78,6 @@ static _Atomic uint64_t uo_budget;	/* 0: not known yet */
 /* Bytes left in flight by the write streams this process closed. */
 static _Atomic uint64_t uo_tails;
 
-/* A small file read whole with raw system calls (the hooks are ours). */
-static long uo_read_small(const char *path, char *buf, size_t size)
-{
-	long fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got < size - 1 &&
-	       (n = uo_sys(SYS_read, fd, buf + got, size - 1 - (size_t)got)) > 0)
-		got += n;
-	uo_sys(SYS_close, fd);
-	buf[got] = '\0';
-	return got;
-}
-
 static uint64_t uo_parse_u64(const char *p, bool *ok)
 {
 	uint64_t v = 0;

@@ -129,6 +129,20 @@ void uo_unmap(void *p, size_t size)
 	uo_sys(SYS_munmap, p, size);
 }
 
+long uo_read_small(const char *path, char *buf, size_t size)
+{
+	long fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY), n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size - 1 &&
+	       (n = uo_sys(SYS_read, fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	uo_sys(SYS_close, fd);
+	buf[got] = '\0';
+	return got;
+}
+
 void uo_proc_fd_path(char *out, int fd)
 {
 	static const char prefix[] = "/proc/self/fd/";

@@ -100,6 +100,11 @@ int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cachestat *cs);
  */
 void *uo_map_private(size_t size);
 void uo_unmap(void *p, size_t size);
+/*
+ * A small file (/proc, /sys) read whole into buf, NUL-terminated, with raw
+ * system calls (the hooks are ours): its length, or -1.
+ */
+long uo_read_small(const char *path, char *buf, size_t size);
 /* "/proc/self/fd/N" into out, which holds UO_PROC_FD_PATH bytes. */
 #define UO_PROC_FD_PATH	32
 void uo_proc_fd_path(char *out, int fd);

@@ -133,14 +133,10 @@ static uint64_t uo_leader_start(long sid)
 	const char *p = NULL;
 	uint64_t start = 0;
 	long n, i;
-	int fd, field;
+	int field;
 
 	uo_numbered(path, "/proc/", (uint32_t)sid, "/stat");
-	fd = (int)uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return 0;
-	n = uo_sys(SYS_read, fd, buf, sizeof(buf) - 1);
-	uo_sys(SYS_close, fd);
+	n = uo_read_small(path, buf, sizeof(buf));
 	if (n <= 0)
 		return 0;
 	/* The name may hold spaces and parentheses: fields count from the last ')'. */
