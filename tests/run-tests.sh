@@ -34,6 +34,9 @@ passed=0
 failed=0
 broken=""
 reported=""
+# Check's lines for failed and errored tests (file:line:F|E:case:test:...),
+# said again just before the closing line: CI shows only a run's tail.
+failures=""
 sanitizer='^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^WARNING: ThreadSanitizer|^SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer)|: runtime error: '
 for arg in "$@"; do
 	case $arg in
@@ -56,6 +59,9 @@ for arg in "$@"; do
 	status=$(cat "$rcfile")
 	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
 	san=$(grep -cE "$sanitizer" "$out")
+	bad=$(grep -E '^[^:]+:[0-9]+:[FE]:' "$out" | head -n 20 | sed "s|^|  $name: |")
+	[ -n "$bad" ] && failures="$failures
+$bad"
 	rm -f "$out" "$rcfile"
 	if [ "$san" -gt 0 ]; then
 		reported="$reported $name"
@@ -76,6 +82,7 @@ for arg in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
+[ -n "$failures" ] && printf 'check: failed tests:%s\n' "$failures"
 [ -n "$reported" ] && echo "check: sanitizer reports from:$reported"
 [ -n "$broken" ] && echo "check: no summary or a failure status from:$broken (crashed?)"
 echo "check: $passed passed, $failed failed"
