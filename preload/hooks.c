@@ -73,6 +73,8 @@ int __openat64_2(int dirfd, const char *path, int flags);
 /* Below -1, which preadv2 would take for the file position. */
 #define UO_POS(off)	((off) < 0 ? (off64_t)-2 : (off64_t)(off))
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
+/* Reads this big may have work before the call (uo_read_big). */
+#define UO_READ_BIG	(64u * 1024u)
 
 /* m(a, b, ...) with the parentheses of a row's last field taken off. */
 #define UO_APPLY(m, ...)	m(__VA_ARGS__)
@@ -131,25 +133,24 @@ int __openat64_2(int dirfd, const char *path, int flags);
 			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
 		return uo_ret;
 
-static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     size_t len, off64_t off, int flags, ssize_t *out);
+static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, off64_t off,
+			int flags, ssize_t *out);
 
-/* A read, made uncached when the guard asked for it (see uo_read_uncached). */
+/*
+ * A read, made uncached when the guard asked for it (see uo_read_big).
+ * Only requests of UO_READ_BIG or more have anything to do before the
+ * call: most reads (4 KiB from dd, stdio's refills) go straight to libc,
+ * with no register to keep but the descriptor, and their slot is looked
+ * up after the call.
+ */
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
-		off64_t uo_pos = (pos);						\
-		struct uo_slot *uo_s = uo_slot_peek(fd);			\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
-		if (UO_UNLIKELY(uo_head_unprobed(uo_s)) && (len) >= UO_HEAD_PROBE_MIN) { \
-			uo_note_head((fd), uo_pos);				\
-			uo_s = uo_slot_peek(fd);				\
-		}								\
-		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
-				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
-		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), uo_pos, (flags), &uo_ret)) \
+		if (!UO_UNLIKELY((len) >= UO_READ_BIG) ||			\
+		    !uo_read_big((fd), (iov), (cnt), (len), (pos), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if (uo_ret > 0)							\
-			uo_note_slot(uo_s, (fd), UO_READ, UO_AT(uo_pos), (uint64_t)uo_ret); \
+			uo_note((fd), UO_READ, UO_AT(pos), (uint64_t)uo_ret);	\
 		return uo_ret;
 
 /*
@@ -358,24 +359,39 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 #undef UO_ALONE
 
 /*
- * preadv2 with RWF_DONTCACHE: the same result as the program's own read
- * (offset -1 reads at and moves the file position), and the kernel keeps
- * what was cached before.  False when it does not apply (a short request,
- * a fortify check to run, a negative offset that is the kernel's error to
- * give) or the kernel or filesystem refuse the flag; then the program's
- * own call is made, as nothing was read.  A vector's lengths are not
- * added up: the array is the program's memory, which may not be readable
- * (the program's call then gets EFAULT, and so does ours), so vectors go
- * uncached whatever their size.
+ * A read of UO_READ_BIG or more: the file's head is probed before the
+ * descriptor's first such read (guard.h), and the read is made with
+ * preadv2 and RWF_DONTCACHE when the guard asked for it: the same result
+ * as the program's own read (offset -1 reads at and moves the file
+ * position), and the kernel keeps what was cached before.  False when
+ * that does not apply (a request shorter than UO_UNCACHED_MIN, a fortify
+ * check to run, a negative offset that is the kernel's error to give) or
+ * the kernel or filesystem refuse the flag; then the program's own call is
+ * made, as nothing was read.  A vector's lengths are not added up: the
+ * array is the program's memory, which may not be readable (the program's
+ * call then gets EFAULT, and so does ours), so vectors go uncached
+ * whatever their size.
  */
-static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     size_t len, off64_t off, int flags, ssize_t *out)
-{
-	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int) = uo_get_preadv64v2();
-	int saved = errno;
+_Static_assert(UO_READ_BIG <= UO_HEAD_PROBE_MIN && UO_READ_BIG <= UO_UNCACHED_MIN,
+	       "reads that probe the head or go uncached are big");
 
+static __attribute__((noinline)) bool uo_read_big(int fd, const struct iovec *iov, int cnt,
+						  size_t len, off64_t off, int flags, ssize_t *out)
+{
+	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int);
+	struct uo_slot *s = uo_slot_peek(fd);
+	int saved;
+
+	if (UO_UNLIKELY(uo_head_unprobed(s)) && len >= UO_HEAD_PROBE_MIN) {
+		uo_note_head(fd, off);
+		s = uo_slot_peek(fd);
+	}
+	if (!s || atomic_load_explicit(&s->uncached, memory_order_relaxed) != UO_UNCACHED_ON)
+		return false;
+	fn = uo_get_preadv64v2();
 	if (!fn || cnt <= 0 || cnt > IOV_MAX || off < -1 || len < UO_UNCACHED_MIN)
 		return false;
+	saved = errno;
 	*out = fn(fd, iov, cnt, off, flags | RWF_DONTCACHE);
 	if (*out < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
 		atomic_store_explicit(&s->uncached, UO_UNCACHED_REFUSED, memory_order_relaxed);
