@@ -116,15 +116,53 @@ int __openat64_2(int dirfd, const char *path, int flags);
 		return fail;							\
 	}
 
-/* A wrapper: the kind's body, with the row's 'what' as its last arguments. */
+/*
+ * A wrapper: the kind's body, with the row's 'what' as its last arguments.
+ * Kinds with a UO_PASS_kind test (reads and writes: below) are split in
+ * two.  The exported function asks, before the call, whether there is
+ * anything to do after it (guard.h, uo_pass); if not, it jumps to libc's
+ * function, keeping no frame and no register of its own.  Otherwise it
+ * jumps to the whole body, out of line.  A cached 4 KiB read or a write to
+ * /dev/null then costs a few loads and a jump.
+ */
 #define UO_WRAPPER(name, kind, ret, params, args, fail, what)			\
+	UO_CAT(UO_WRAPPER_, UO_HAS_PASS(kind))(name, kind, ret, params, args, fail, what)
+
+#define UO_WRAPPER_0(name, kind, ret, params, args, fail, what)		\
 	UO_REAL(name, ret, params)						\
 	UO_EXPORT ret name params						\
 	{									\
 		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
 	}
 
-#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes)			\
+#define UO_WRAPPER_1(name, kind, ret, params, args, fail, what)		\
+	UO_REAL(name, ret, params)						\
+	static __attribute__((noinline)) ret uo_whole_##name params		\
+	{									\
+		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
+	}									\
+	UO_EXPORT ret name params						\
+	{									\
+		__typeof__(uo_real_##name) uo_fn =				\
+			__atomic_load_n(&uo_real_##name, __ATOMIC_ACQUIRE);	\
+		if (UO_LIKELY(uo_fn) && UO_APPLY(UO_PASS_##kind, UO_UNPAREN what)) \
+			return uo_fn args;					\
+		return uo_whole_##name args;					\
+	}
+
+/* UO_HAS_PASS(kind): 1 if UO_PASS_kind is defined as "~, 1" says, else 0. */
+#define UO_CAT(a, b)		UO_CAT_(a, b)
+#define UO_CAT_(a, b)		a##b
+#define UO_SECOND(a, b, ...)	b
+#define UO_HAS_PASS(kind)	UO_APPLY(UO_SECOND, UO_HAS_PASS_##kind, 0, ~)
+#define UO_HAS_PASS_IO		~, 1
+#define UO_HAS_PASS_READ	~, 1
+
+/* At the cursor: nothing to do for an ignored descriptor, or a call short of a window. */
+#define UO_PASS_IO(fd, dir, at, bytes, asked)					\
+	((at) == UO_CURSOR && uo_pass((fd), (dir), (uint64_t)(asked)))
+
+#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes, asked)		\
 		uint64_t uo_at = (at);						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
@@ -143,6 +181,11 @@ static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, of
  * with no register to keep but the descriptor, and their slot is looked
  * up after the call.
  */
+/* At the cursor: nothing to do for an ignored descriptor, or a small read short of a window. */
+#define UO_PASS_READ(fd, iov, cnt, len, pos, flags)				\
+	((pos) == UO_CUR &&							\
+	 uo_pass((fd), UO_READ, (len) < UO_READ_BIG ? (uint64_t)(len) : 0))
+
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
