@@ -189,12 +189,19 @@ static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, of
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
-		if (!UO_UNLIKELY((len) >= UO_READ_BIG) ||			\
+		if (!UO_UNLIKELY((len) >= UO_READ_BIG && uo_read_due(uo_slot_peek(fd))) || \
 		    !uo_read_big((fd), (iov), (cnt), (len), (pos), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if (uo_ret > 0)							\
 			uo_note((fd), UO_READ, UO_AT(pos), (uint64_t)uo_ret);	\
 		return uo_ret;
+
+/* Has a big read work before the call: a head to probe, or to be made uncached? */
+static inline bool uo_read_due(const struct uo_slot *s)
+{
+	return uo_head_unprobed(s) ||
+	       atomic_load_explicit(&s->uncached, memory_order_relaxed) == UO_UNCACHED_ON;
+}
 
 /*
  * stdio: most calls only copy a few bytes to or from the stream's buffer
