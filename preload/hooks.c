@@ -274,7 +274,40 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked)		\
+/* size * n, the bytes a stdio call asks for; SIZE_MAX if that overflows. */
+static inline size_t uo_stdio_want(size_t size, size_t n)
+{
+	size_t want;
+
+	return __builtin_mul_overflow(size, n, &want) ? SIZE_MAX : want;
+}
+
+/*
+ * Can the buffer serve the whole request, with no call to the kernel?
+ * glibc takes what it can from the read buffer and refills only for the
+ * rest; it copies into the write buffer's free space and flushes only past
+ * it.  Line-buffered and unbuffered streams show no free space (their
+ * _IO_write_end stays at _IO_write_ptr, which makes putc call __overflow),
+ * so they always go the whole way.
+ */
+static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
+{
+	fp = uo_stream(fp);
+	if (UO_UNLIKELY(!fp))
+		return false;
+	if (dir == UO_READ)
+		return fp->_IO_read_end - fp->_IO_read_ptr >= 0 &&
+		       (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= want;
+	return fp->_IO_write_end - fp->_IO_write_ptr >= 0 &&
+	       (size_t)(fp->_IO_write_end - fp->_IO_write_ptr) >= want;
+}
+
+/* A request for nothing (libc returns at once), or one the buffer serves whole. */
+#define UO_HAS_PASS_STDIO	~, 1
+#define UO_PASS_STDIO(fp, dir, bytes, asked, want)				\
+	(!(asked) || uo_stdio_fits((fp), (dir), (want)))
+
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked, want)	\
 		FILE *uo_fp = (asked) ? (fp) : NULL;				\
 		int64_t uo_held = uo_stdio_held(uo_fp, (dir)), uo_moved;	\
 		ret uo_ret;							\
