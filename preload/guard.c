@@ -114,8 +114,8 @@ static void uo_trace_stream(int fd, const struct uo_stream *st)
 	uo_line_trace(&l);
 }
 
-/* A descriptor just became a stream: false if it is not to be guarded. */
-static bool uo_guard_promoted(int fd, struct uo_slot *s)
+/* Is the descriptor's file one to guard?  If not, it is ignored from now on. */
+static bool uo_guard_checked(int fd, struct uo_slot *s)
 {
 	const char *why = uo_classify(fd, &s->file);
 
@@ -126,6 +126,14 @@ static bool uo_guard_promoted(int fd, struct uo_slot *s)
 		uo_trace(fd, "ignored", why);
 		return false;
 	}
+	return true;
+}
+
+/* A descriptor just became a stream: false if it is not to be guarded. */
+static bool uo_guard_promoted(int fd, struct uo_slot *s)
+{
+	if (!uo_guard_checked(fd, s))
+		return false;
 	if (s->st.dir == UO_READ && uo_record_streamed_again(&s->file) &&
 	    uo_fits_in_memory(s->file.size)) {
 		uo_ignore(&s->st);
@@ -202,6 +210,11 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		size = s->file.size;
 	} else if (uo_range_empty(adv.drop) && uo_range_empty(adv.flush)) {
 		goto probe;
+	} else if (s->st.state == UO_TRACKING && !s->file.ino) {
+		/* Writeback started before the stream is known (a file written from its start). */
+		if (!uo_guard_checked(fd, s))
+			return;
+		size = s->file.size;
 	} else if (!uo_same_file(fd, &s->file, &size)) {
 		uo_slot_clear(s);
 		uo_trace(fd, "forgotten", "descriptor now names another file");

@@ -73,6 +73,8 @@ int __openat64_2(int dirfd, const char *path, int flags);
 /* Below -1, which preadv2 would take for the file position. */
 #define UO_POS(off)	((off) < 0 ? (off64_t)-2 : (off64_t)(off))
 #define UO_POSITIVE(r)	((r) > 0 ? (uint64_t)(r) : 0)
+/* Reads this big may have work before the call (uo_read_big). */
+#define UO_READ_BIG	(64u * 1024u)
 
 /* m(a, b, ...) with the parentheses of a row's last field taken off. */
 #define UO_APPLY(m, ...)	m(__VA_ARGS__)
@@ -114,15 +116,53 @@ int __openat64_2(int dirfd, const char *path, int flags);
 		return fail;							\
 	}
 
-/* A wrapper: the kind's body, with the row's 'what' as its last arguments. */
+/*
+ * A wrapper: the kind's body, with the row's 'what' as its last arguments.
+ * Kinds with a UO_PASS_kind test (reads and writes: below) are split in
+ * two.  The exported function asks, before the call, whether there is
+ * anything to do after it (guard.h, uo_pass); if not, it jumps to libc's
+ * function, keeping no frame and no register of its own.  Otherwise it
+ * jumps to the whole body, out of line.  A cached 4 KiB read or a write to
+ * /dev/null then costs a few loads and a jump.
+ */
 #define UO_WRAPPER(name, kind, ret, params, args, fail, what)			\
+	UO_CAT(UO_WRAPPER_, UO_HAS_PASS(kind))(name, kind, ret, params, args, fail, what)
+
+#define UO_WRAPPER_0(name, kind, ret, params, args, fail, what)		\
 	UO_REAL(name, ret, params)						\
 	UO_EXPORT ret name params						\
 	{									\
 		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
 	}
 
-#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes)			\
+#define UO_WRAPPER_1(name, kind, ret, params, args, fail, what)		\
+	UO_REAL(name, ret, params)						\
+	static __attribute__((noinline)) ret uo_whole_##name params		\
+	{									\
+		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
+	}									\
+	UO_EXPORT ret name params						\
+	{									\
+		__typeof__(uo_real_##name) uo_fn =				\
+			__atomic_load_n(&uo_real_##name, __ATOMIC_ACQUIRE);	\
+		if (UO_LIKELY(uo_fn) && UO_APPLY(UO_PASS_##kind, UO_UNPAREN what)) \
+			return uo_fn args;					\
+		return uo_whole_##name args;					\
+	}
+
+/* UO_HAS_PASS(kind): 1 if UO_PASS_kind is defined as "~, 1" says, else 0. */
+#define UO_CAT(a, b)		UO_CAT_(a, b)
+#define UO_CAT_(a, b)		a##b
+#define UO_SECOND(a, b, ...)	b
+#define UO_HAS_PASS(kind)	UO_APPLY(UO_SECOND, UO_HAS_PASS_##kind, 0, ~)
+#define UO_HAS_PASS_IO		~, 1
+#define UO_HAS_PASS_READ	~, 1
+
+/* At the cursor: nothing to do for an ignored descriptor, or a call short of a window. */
+#define UO_PASS_IO(fd, dir, at, bytes, asked)					\
+	((at) == UO_CURSOR && uo_pass((fd), (dir), (uint64_t)(asked)))
+
+#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes, asked)		\
 		uint64_t uo_at = (at);						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
@@ -131,26 +171,37 @@ int __openat64_2(int dirfd, const char *path, int flags);
 			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
 		return uo_ret;
 
-static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     size_t len, off64_t off, int flags, ssize_t *out);
+static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, off64_t off,
+			int flags, ssize_t *out);
 
-/* A read, made uncached when the guard asked for it (see uo_read_uncached). */
+/*
+ * A read, made uncached when the guard asked for it (see uo_read_big).
+ * Only requests of UO_READ_BIG or more have anything to do before the
+ * call: most reads (4 KiB from dd, stdio's refills) go straight to libc,
+ * with no register to keep but the descriptor, and their slot is looked
+ * up after the call.
+ */
+/* At the cursor: nothing to do for an ignored descriptor, or a small read short of a window. */
+#define UO_PASS_READ(fd, iov, cnt, len, pos, flags)				\
+	((pos) == UO_CUR &&							\
+	 uo_pass((fd), UO_READ, (len) < UO_READ_BIG ? (uint64_t)(len) : 0))
+
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
-		off64_t uo_pos = (pos);						\
-		struct uo_slot *uo_s = uo_slot_peek(fd);			\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
-		if (UO_UNLIKELY(uo_head_unprobed(uo_s)) && (len) >= UO_HEAD_PROBE_MIN) { \
-			uo_note_head((fd), uo_pos);				\
-			uo_s = uo_slot_peek(fd);				\
-		}								\
-		if (!UO_UNLIKELY(uo_s && atomic_load_explicit(&uo_s->uncached,	\
-				 memory_order_relaxed) == UO_UNCACHED_ON) ||	\
-		    !uo_read_uncached(uo_s, (fd), (iov), (cnt), (len), uo_pos, (flags), &uo_ret)) \
+		if (!UO_UNLIKELY((len) >= UO_READ_BIG && uo_read_due(uo_slot_peek(fd))) || \
+		    !uo_read_big((fd), (iov), (cnt), (len), (pos), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if (uo_ret > 0)							\
-			uo_note_slot(uo_s, (fd), UO_READ, UO_AT(uo_pos), (uint64_t)uo_ret); \
+			uo_note((fd), UO_READ, UO_AT(pos), (uint64_t)uo_ret);	\
 		return uo_ret;
+
+/* Has a big read work before the call: a head to probe, or to be made uncached? */
+static inline bool uo_read_due(const struct uo_slot *s)
+{
+	return uo_head_unprobed(s) ||
+	       atomic_load_explicit(&s->uncached, memory_order_relaxed) == UO_UNCACHED_ON;
+}
 
 /*
  * stdio: most calls only copy a few bytes to or from the stream's buffer
@@ -223,7 +274,40 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked)		\
+/* size * n, the bytes a stdio call asks for; SIZE_MAX if that overflows. */
+static inline size_t uo_stdio_want(size_t size, size_t n)
+{
+	size_t want;
+
+	return __builtin_mul_overflow(size, n, &want) ? SIZE_MAX : want;
+}
+
+/*
+ * Can the buffer serve the whole request, with no call to the kernel?
+ * glibc takes what it can from the read buffer and refills only for the
+ * rest; it copies into the write buffer's free space and flushes only past
+ * it.  Line-buffered and unbuffered streams show no free space (their
+ * _IO_write_end stays at _IO_write_ptr, which makes putc call __overflow),
+ * so they always go the whole way.
+ */
+static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
+{
+	fp = uo_stream(fp);
+	if (UO_UNLIKELY(!fp))
+		return false;
+	if (dir == UO_READ)
+		return fp->_IO_read_end - fp->_IO_read_ptr >= 0 &&
+		       (size_t)(fp->_IO_read_end - fp->_IO_read_ptr) >= want;
+	return fp->_IO_write_end - fp->_IO_write_ptr >= 0 &&
+	       (size_t)(fp->_IO_write_end - fp->_IO_write_ptr) >= want;
+}
+
+/* A request for nothing (libc returns at once), or one the buffer serves whole. */
+#define UO_HAS_PASS_STDIO	~, 1
+#define UO_PASS_STDIO(fp, dir, bytes, asked, want)				\
+	(!(asked) || uo_stdio_fits((fp), (dir), (want)))
+
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked, want)	\
 		FILE *uo_fp = (asked) ? (fp) : NULL;				\
 		int64_t uo_held = uo_stdio_held(uo_fp, (dir)), uo_moved;	\
 		ret uo_ret;							\
@@ -358,24 +442,39 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 #undef UO_ALONE
 
 /*
- * preadv2 with RWF_DONTCACHE: the same result as the program's own read
- * (offset -1 reads at and moves the file position), and the kernel keeps
- * what was cached before.  False when it does not apply (a short request,
- * a fortify check to run, a negative offset that is the kernel's error to
- * give) or the kernel or filesystem refuse the flag; then the program's
- * own call is made, as nothing was read.  A vector's lengths are not
- * added up: the array is the program's memory, which may not be readable
- * (the program's call then gets EFAULT, and so does ours), so vectors go
- * uncached whatever their size.
+ * A read of UO_READ_BIG or more: the file's head is probed before the
+ * descriptor's first such read (guard.h), and the read is made with
+ * preadv2 and RWF_DONTCACHE when the guard asked for it: the same result
+ * as the program's own read (offset -1 reads at and moves the file
+ * position), and the kernel keeps what was cached before.  False when
+ * that does not apply (a request shorter than UO_UNCACHED_MIN, a fortify
+ * check to run, a negative offset that is the kernel's error to give) or
+ * the kernel or filesystem refuse the flag; then the program's own call is
+ * made, as nothing was read.  A vector's lengths are not added up: the
+ * array is the program's memory, which may not be readable (the program's
+ * call then gets EFAULT, and so does ours), so vectors go uncached
+ * whatever their size.
  */
-static bool uo_read_uncached(struct uo_slot *s, int fd, const struct iovec *iov, int cnt,
-			     size_t len, off64_t off, int flags, ssize_t *out)
-{
-	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int) = uo_get_preadv64v2();
-	int saved = errno;
+_Static_assert(UO_READ_BIG <= UO_HEAD_PROBE_MIN && UO_READ_BIG <= UO_UNCACHED_MIN,
+	       "reads that probe the head or go uncached are big");
 
+static __attribute__((noinline)) bool uo_read_big(int fd, const struct iovec *iov, int cnt,
+						  size_t len, off64_t off, int flags, ssize_t *out)
+{
+	ssize_t (*fn)(int, const struct iovec *, int, off64_t, int);
+	struct uo_slot *s = uo_slot_peek(fd);
+	int saved;
+
+	if (UO_UNLIKELY(uo_head_unprobed(s)) && len >= UO_HEAD_PROBE_MIN) {
+		uo_note_head(fd, off);
+		s = uo_slot_peek(fd);
+	}
+	if (!s || atomic_load_explicit(&s->uncached, memory_order_relaxed) != UO_UNCACHED_ON)
+		return false;
+	fn = uo_get_preadv64v2();
 	if (!fn || cnt <= 0 || cnt > IOV_MAX || off < -1 || len < UO_UNCACHED_MIN)
 		return false;
+	saved = errno;
 	*out = fn(fd, iov, cnt, off, flags | RWF_DONTCACHE);
 	if (*out < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
 		atomic_store_explicit(&s->uncached, UO_UNCACHED_REFUSED, memory_order_relaxed);

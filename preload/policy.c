@@ -224,6 +224,29 @@ static void uo_advise_write(struct uo_stream *st, const struct uo_tuning *t,
 	}
 }
 
+/*
+ * A file written from its start (most often a new one: cp, dd, a download)
+ * has its writeback started a window at a time before it is known to be a
+ * stream.  Otherwise the threshold's worth of dirty pages, and the window
+ * written before the stream is next looked at, all wait for writeback at
+ * once (40 MiB in flight at the defaults, against the writer's budget of
+ * two windows).  Nothing is dropped before the threshold: a file that
+ * stays short keeps its pages, only written out sooner than the kernel
+ * would.  A run from elsewhere (an append, a database's pages) is left to
+ * the kernel until it is a stream.
+ */
+static void uo_write_early(struct uo_stream *st, const struct uo_tuning *t,
+			   const struct uo_event *ev, struct uo_advice *adv)
+{
+	uint64_t edge = uo_align_down(ev->end, t->align);
+
+	if (ev->dir != UO_WRITE || st->run_start || edge < st->flushed + t->window)
+		return;
+	adv->flush.start = st->flushed;
+	adv->flush.end = edge;
+	st->flushed = edge;
+}
+
 struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 			    const struct uo_event *ev)
 {
@@ -265,13 +288,16 @@ struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 
 	uo_maybe_probe(st, t, ev->end, &adv);
 	if (st->state == UO_TRACKING) {
-		if (ev->end - st->run_start < t->threshold)
+		if (ev->end - st->run_start < t->threshold) {
+			uo_write_early(st, t, ev, &adv);
 			return adv;
+		}
 		st->state = UO_STREAM;
 		adv.flags |= UO_ADV_PROMOTED;
 		/* Round inwards: the folio before the run may hold someone else's data. */
 		st->dropped = uo_align_up(st->run_start, t->align);
-		st->flushed = st->dropped;
+		if (st->flushed < st->dropped)
+			st->flushed = st->dropped;
 	}
 
 	if (ev->dir == UO_READ)

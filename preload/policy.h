@@ -186,13 +186,19 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 		if (start != st->next ||
 		    edge >= (ev->dir == UO_READ ? st->dropped : st->flushed) + t->window)
 			return false;
-	} else if (start != st->next) {
-		/* A new run: forgetting what probes learnt is uo_observe's job. */
-		if (ev->len >= t->threshold || st->probed)
+	} else {
+		uint64_t run = start != st->next ? start : st->run_start;
+
+		/* A new run: forgetting what probes and early flushes learnt is uo_observe's job. */
+		if (start != st->next && (st->probed || st->flushed))
 			return false;
-		st->run_start = start;
-	} else if (ev->end - st->run_start >= t->threshold) {
-		return false;
+		if (ev->end - run >= t->threshold)
+			return false;
+		/* A file written from its start: writeback of a window falls due (uo_observe). */
+		if (ev->dir == UO_WRITE && !run &&
+		    (t->align ? ev->end - ev->end % t->align : ev->end) >= st->flushed + t->window)
+			return false;
+		st->run_start = run;
 	}
 	st->next = ev->end;
 	return true;

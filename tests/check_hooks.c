@@ -379,6 +379,52 @@ START_TEST(test_write_stream_is_flushed_and_dropped)
 }
 END_TEST
 
+/* Dirty pages of [off, off + len), or -1 without cachestat (Linux 6.5). */
+static long dirty_pages(int fd, unsigned long long off, unsigned long long len)
+{
+	struct { unsigned long long off, len; } range = { off, len };
+	struct {
+		unsigned long long cache, dirty, writeback, evicted, recently_evicted;
+	} cs;
+
+	if (syscall(451, fd, &range, &cs, 0) != 0)
+		return -1;
+	return (long)cs.dirty;
+}
+
+/*
+ * A new file written from its start has its writeback started a window at
+ * a time before it is long enough to be a stream: a writer leaves no more
+ * than about a window dirty before the guard knows it streams.  Short of
+ * the threshold, nothing is dropped.
+ */
+START_TEST(test_new_file_written_out_before_the_threshold)
+{
+	char path[PATH_MAX];
+	static char block[MiB];
+	long dirty;
+	int fd, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "written-early");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	memset(block, 'e', sizeof(block));
+	for (i = 0; i < 24; i++)
+		ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+	/* Its first two windows (8 MiB each) went to the disk as they were written. */
+	dirty = dirty_pages(fd, 0, 16 * MiB);
+	if (dirty < 0)
+		printf("check_hooks: no cachestat here: early writeback not checked\n");
+	else
+		ck_assert_msg(dirty == 0, "%ld dirty pages in the first 16 MiB of a new 24 MiB file",
+			      dirty);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_ge(resident_mib(path), 23);
+}
+END_TEST
+
 /* Overwriting a file someone keeps cached leaves it cached (a new file goes: above). */
 START_TEST(test_overwrite_of_cached_file_stays)
 {
@@ -478,6 +524,7 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_random_reads_left_alone);
 	tcase_add_loop_test(guard, test_precached_pages_stay, 0, 2);
 	tcase_add_test(guard, test_write_stream_is_flushed_and_dropped);
+	tcase_add_test(guard, test_new_file_written_out_before_the_threshold);
 	tcase_add_test(guard, test_small_stdio_calls_stream);
 	tcase_add_test(guard, test_overwrite_of_cached_file_stays);
 	tcase_add_test(guard, test_raw_close_then_reuse);

@@ -403,6 +403,59 @@ START_TEST(test_write_close_flushes_and_drops_the_tail)
 }
 END_TEST
 
+/*
+ * A file written from its start has its writeback started window by
+ * window before the threshold: the dirty pages a writer leaves before it
+ * is known as a stream stay under about a window, not the threshold and
+ * a window.  Nothing is dropped before the threshold.  _i: at known
+ * offsets (pwrite) or at the cursor (write).
+ */
+START_TEST(test_write_from_start_flushed_before_threshold)
+{
+	bool use_cursor = _i;
+	uint64_t off, flushed = 0, behind = 0;
+	struct uo_advice a;
+
+	for (off = 0; off + MiB < tun.threshold; off += MiB) {
+		a = use_cursor ? cursor(UO_WRITE, MiB, off + MiB) : at(UO_WRITE, off, MiB);
+		ck_assert(!(a.flags & (UO_ADV_PROMOTED | UO_ADV_WAIT)));
+		ck_assert(uo_range_empty(a.drop));
+		if (!uo_range_empty(a.flush)) {
+			ck_assert_uint_eq(a.flush.start, flushed);
+			ck_assert_uint_le(a.flush.end, off + MiB);
+			ck_assert_uint_eq(a.flush.end % tun.align, 0);
+			flushed = a.flush.end;
+		}
+		if (off + MiB - flushed > behind)
+			behind = off + MiB - flushed;
+	}
+	ck_assert_uint_eq(st.state, UO_TRACKING);
+	ck_assert_uint_ge(flushed, tun.threshold - 2 * tun.window);
+	/* Cursor writes are seen a window at a time, so at most a window more. */
+	ck_assert_uint_le(behind, (use_cursor ? 2 : 1) * tun.window + tun.align);
+	/* The stream goes on from there: nothing is sent twice. */
+	for (; uo_range_empty(a.flush); off += MiB)
+		a = use_cursor ? cursor(UO_WRITE, MiB, off + MiB) : at(UO_WRITE, off, MiB);
+	ck_assert_uint_eq(st.state, UO_STREAM);
+	ck_assert_uint_eq(a.flush.start, flushed);
+	ck_assert_uint_eq(a.drop.start, 0);
+}
+END_TEST
+
+/* A run that starts elsewhere (an append, a database's pages) is the kernel's until the threshold. */
+START_TEST(test_write_elsewhere_waits_for_the_threshold)
+{
+	uint64_t off;
+
+	for (off = 64 * MiB; off + MiB < 64 * MiB + tun.threshold; off += MiB)
+		ck_assert(nothing(at(UO_WRITE, off, MiB)));
+	/* Nor is a read from the start flushed. */
+	uo_reset(&st);
+	for (off = 0; off + MiB < tun.threshold; off += MiB)
+		ck_assert(nothing(at(UO_READ, off, MiB)));
+}
+END_TEST
+
 START_TEST(test_read_close_drops_tail)
 {
 	struct walk w = stream(UO_READ, 0, 100 * MiB, MiB, false);
@@ -724,6 +777,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_stream_flushes_then_drops_with_lag);
 	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
+	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
+	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
 	suite_add_tcase(s, writes);
 
 	tcase_add_checked_fixture(cache, reset_truth, NULL);
