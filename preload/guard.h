@@ -81,30 +81,17 @@ static inline void uo_note_slot(struct uo_slot *s, int fd, unsigned dir, uint64_
 /*
  * Before the call: can the hook hand it to libc whole (a tail call, with
  * nothing left to do after it)?  Yes when the guard ignores the descriptor
- * (/dev/null, a pipe, a tty), and for a request of 'ahead' bytes at the
- * cursor (0: not such a request) that does not complete a window: those
- * are counted as asked rather than as moved.  A short or failed call then
- * counts a little too much, which only moves the next look at the cursor,
- * where the policy learns the truth, by that much.  The call that
- * completes a window goes the usual way, counted as moved.
+ * (/dev/null, a pipe, a tty: marked quiet at its first window).  Calls on
+ * files are counted after the call, by what they moved: a count made from
+ * what was asked (reads at the end of a file, calls that failed) put a
+ * run's start before where the program began, and dropped pages nobody
+ * read.
  */
-static inline bool uo_pass(int fd, unsigned dir, uint64_t ahead)
+static inline bool uo_pass(int fd)
 {
 	struct uo_slot *s = uo_slot_peek(fd);
-	uint64_t n;
 
-	if (!s)
-		return false;
-	if (atomic_load_explicit(&s->quiet, memory_order_relaxed))
-		return true;
-	if (!ahead)
-		return false;
-	/* A plain add, as in uo_note_slot. */
-	n = atomic_load_explicit(&s->counted[dir], memory_order_relaxed) + ahead;
-	if (n >= uo_config.tuning.window)
-		return false;
-	atomic_store_explicit(&s->counted[dir], n, memory_order_relaxed);
-	return true;
+	return s && atomic_load_explicit(&s->quiet, memory_order_relaxed);
 }
 
 static inline void uo_note(int fd, unsigned dir, uint64_t at, uint64_t len)

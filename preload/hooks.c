@@ -158,11 +158,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #define UO_HAS_PASS_IO		~, 1
 #define UO_HAS_PASS_READ	~, 1
 
-/* At the cursor: nothing to do for an ignored descriptor, or a call short of a window. */
-#define UO_PASS_IO(fd, dir, at, bytes, asked)					\
-	((at) == UO_CURSOR && uo_pass((fd), (dir), (uint64_t)(asked)))
+/* Nothing to do for a descriptor the guard ignores. */
+#define UO_PASS_IO(fd, dir, at, bytes)	uo_pass(fd)
 
-#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes, asked)		\
+#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes)			\
 		uint64_t uo_at = (at);						\
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
@@ -177,14 +176,10 @@ static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, of
 /*
  * A read, made uncached when the guard asked for it (see uo_read_big).
  * Only requests of UO_READ_BIG or more have anything to do before the
- * call: most reads (4 KiB from dd, stdio's refills) go straight to libc,
- * with no register to keep but the descriptor, and their slot is looked
- * up after the call.
+ * call; most reads (4 KiB from dd, stdio's refills) only look up their
+ * slot after it.  A descriptor the guard ignores goes straight to libc.
  */
-/* At the cursor: nothing to do for an ignored descriptor, or a small read short of a window. */
-#define UO_PASS_READ(fd, iov, cnt, len, pos, flags)				\
-	((pos) == UO_CUR &&							\
-	 uo_pass((fd), UO_READ, (len) < UO_READ_BIG ? (uint64_t)(len) : 0))
+#define UO_PASS_READ(fd, iov, cnt, len, pos, flags)	uo_pass(fd)
 
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
 		ret uo_ret;							\

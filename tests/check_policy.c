@@ -414,7 +414,7 @@ START_TEST(test_write_from_start_flushed_before_threshold)
 {
 	bool use_cursor = _i;
 	uint64_t off, flushed = 0, behind = 0;
-	struct uo_advice a;
+	struct uo_advice a = { 0 };
 
 	for (off = 0; off + MiB < tun.threshold; off += MiB) {
 		a = use_cursor ? cursor(UO_WRITE, MiB, off + MiB) : at(UO_WRITE, off, MiB);
