@@ -73,11 +73,20 @@
 #define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
 /* Others' fanotify events wake us at most this often. */
-#define UO_W_FAN_NS		(20 * UO_MS)
+#define UO_W_FAN_NS		(5 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
 /* Descriptors that are not regular files are checked again this often, in samples. */
 #define UO_W_RECHECK		16
+/*
+ * A reader's pages behind its position go at every sample, not a window
+ * at a time: the kernel reads up to 16 MiB ahead of it here, and a late
+ * drop behind it doubles what a stream holds (a backup's read file held
+ * 16-32 MiB).  Samples stay about a window of data apart.
+ */
+#define UO_W_READ_WINDOW	(2ULL << 20)
+/* Probes a sample may need then: a window of data is four of them. */
+#define UO_W_PROBES		8
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
 #define UO_W_PENDING		64
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
@@ -536,7 +545,15 @@ static void uo_wpend_work(struct uo_watch *w)
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
 	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+	struct stat sb;
 
+	/*
+	 * An unlinked file's pages go with its last descriptor: writing them
+	 * out would be disk writes for nothing (restic's temporary packs,
+	 * 16 MiB each, were as many bytes as the backup itself).
+	 */
+	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
 	if (end > r.start)
 		w->flushed += end - r.start;
 	if (!w->o->dry_run)
@@ -547,8 +564,8 @@ static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv
 {
 	int rounds;
 
-	/* A probe's answer can bring more advice (at most a probe more). */
-	for (rounds = 0; rounds < 2 && !uo_range_empty(adv.probe); rounds++) {
+	/* A probe's answer can bring more advice: a probe further on. */
+	for (rounds = 0; rounds < UO_W_PROBES && !uo_range_empty(adv.probe); rounds++) {
 		struct uo_event ev = { .end = adv.probe.end, .len = adv.probe.end - adv.probe.start,
 				       .dir = f->st.dir };
 		struct uo_range pr = adv.probe;
@@ -721,6 +738,8 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		if (f->t.threshold > f->t.window)
 			f->t.threshold = f->t.window;
 	}
+	if ((f->flags & O_ACCMODE) == O_RDONLY && f->t.window > UO_W_READ_WINDOW)
+		f->t.window = UO_W_READ_WINDOW;
 	if (!f->fresh && f->t.align) {
 		/*
 		 * What is cached from the reader's position on, seen now, is

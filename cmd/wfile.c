@@ -561,7 +561,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 	for (i = 0; i < t->n; i++) {
 		struct uo_wfile *f = &t->v[i];
 		struct uo_wf_cs cs;
-		uint64_t brought, cached;
+		uint64_t brought, cached, busy, nlink;
 
 		if (f->fd < 0)
 			continue;
@@ -581,8 +581,12 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			f->stream = true;
 			t->streams++;
 		}
-		/* Written data: its writeback starts now, not when the kernel gets to it. */
-		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run) {
+		/*
+		 * Written data: its writeback starts now, not when the kernel
+		 * gets to it; not an unlinked file's, which nobody will read.
+		 */
+		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run &&
+		    (uo_wf_size(f->fd, &nlink), nlink)) {
 			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 			t->flushed += cs.nr_dirty * t->page;
 		}
@@ -594,7 +598,15 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 */
 		if (!f->step)
 			f->step = t->t->window / 2;
-		if (brought > budget &&
+		busy = (cs.nr_dirty + cs.nr_writeback) * t->page;
+		/*
+		 * What a writer wrote goes as soon as it is clean (a backup's
+		 * pack, written then synced, is never read back): half a window
+		 * of it is worth a sweep.  A reader's goes a window of growth at
+		 * a time.
+		 */
+		if (f->wrote ? brought > busy && brought - busy >= f->step :
+		    brought > budget &&
 		    (cached >= f->swept_b + f->step ||
 		     (f->step == t->t->window / 2 && now - f->swept_ns >= UO_WF_SWEEP_NS))) {
 			uint64_t done;
