@@ -79,6 +79,36 @@ static int uo_wf_cachestat(struct uo_wfiles *t, int fd, uint64_t off, uint64_t l
 	return (int)syscall(__NR_cachestat, fd, &r, cs, 0);
 }
 
+static int64_t uo_wf_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
+{
+	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
+
+	if (t->dry_run)
+		return;
+	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+	if (t->timed)
+		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
+}
+
+void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
+{
+	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
+
+	if (t->dry_run)
+		return;
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	if (t->timed)
+		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
+}
+
 static int64_t uo_wf_now(void)
 {
 	struct timespec ts;
@@ -213,13 +243,13 @@ struct uo_wf_run {
 static void uo_wf_run_end(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
 			  bool drop)
 {
-	off_t off = (off_t)(r->lo * t->t->align), len = (off_t)((r->hi - r->lo) * t->t->align);
+	uint64_t off = r->lo * t->t->align, len = (r->hi - r->lo) * t->t->align;
 
-	if (r->hi > r->lo && !t->dry_run) {
+	if (r->hi > r->lo) {
 		if (drop)
-			posix_fadvise(f->fd, off, len, POSIX_FADV_DONTNEED);
+			uo_wf_drop(t, f->fd, off, len);
 		else
-			sync_file_range(f->fd, off, len, SYNC_FILE_RANGE_WRITE);
+			uo_wf_writeback(t, f->fd, off, len);
 	}
 	r->lo = r->hi = 0;
 }
@@ -587,7 +617,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 */
 		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run &&
 		    (uo_wf_size(f->fd, &nlink), nlink)) {
-			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			uo_wf_writeback(t, f->fd, 0, 0);
 			t->flushed += cs.nr_dirty * t->page;
 		}
 		/*
