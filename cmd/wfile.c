@@ -507,6 +507,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 		return -1;
 	f->dev = (uint64_t)sb.st_dev;
 	f->ino = (uint64_t)sb.st_ino;
+	f->size0 = (uint64_t)sb.st_size;
 	f->users = 1;
 	/* Without cachestat nothing can be told apart: the file is not followed. */
 	if (uo_wf_cachestat(t, f->fd, 0, 0, &cs) != 0) {
@@ -602,7 +603,14 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		}
 		brought = uo_wf_brought(t, f, &cs);
 		cached = cs.nr_cache * t->page;
-		if (cs.nr_dirty || cs.nr_writeback)
+		/*
+		 * Written: dirty pages seen, or a file cold at first sight that
+		 * grew (written and synced between two samples, a pack is
+		 * never seen dirty).
+		 */
+		if (cs.nr_dirty || cs.nr_writeback ||
+		    (f->cold && !f->wrote && cached > f->last_b &&
+		     uo_wf_size(f->fd, &nlink) > f->size0))
 			f->wrote = true;
 		if (cached > f->last_b)
 			t->grown += cached - f->last_b;

@@ -26,6 +26,7 @@ struct uo_wfile {
 	bool closing;		/* the program closed it: dropping what it brought in */
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
+	uint64_t size0;		/* its size at first sight: a cold file that grew was written */
 	uint64_t nbits;		/* bits in the bitmaps below, one per unit */
 	uint64_t *before;	/* unit cached (clean) at first sight; NULL if cold */
 	uint64_t *aged;		/* unit brought in and seen at the last sweep already */
