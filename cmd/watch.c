@@ -679,8 +679,15 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 				(int)p->pid, f->fd, strerror(errno));
 		goto ignore;
 	}
+	/*
+	 * An unlinked file (restic's temporary packs) is the program's own
+	 * working memory: nobody else can have it cached, nobody will read
+	 * it again, and its pages go when the program closes it, unless a
+	 * descriptor of ours is the last: then they would go at our close,
+	 * later, and in our CPU time.  Left alone.
+	 */
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
-	    uo_wf_memory_fs(f->ours))
+	    ours.st_nlink == 0 || uo_wf_memory_fs(f->ours))
 		goto ignore;
 	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev);
 	close(f->info);
@@ -803,7 +810,19 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 		uo_wfd_open(w, f);
 		return;
 	}
-	size = (f->flags & O_ACCMODE) == O_RDONLY ? f->size : uo_file_size(f->ours);
+	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+		size = f->size;
+	} else {
+		struct stat sb;
+		bool known = fstat(f->ours, &sb) == 0;
+
+		if (known && sb.st_nlink == 0) {
+			/* Unlinked since we looked: left alone, as above. */
+			uo_wfd_close(w, f);
+			return;
+		}
+		size = known ? (uint64_t)sb.st_size : 0;
+	}
 	dir = uo_wdir(f, size);
 	if (dir == UO_WRITE) {
 		/*

@@ -484,7 +484,12 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 		f->closing = false;
 		return at;
 	}
-	if (uo_wf_memory_fs(fd))
+	/*
+	 * Memory fs: the pages are the only copy.  Unlinked: the program's
+	 * working memory, freed at its close (not ours, if we hold no
+	 * descriptor), never written out by us.
+	 */
+	if (uo_wf_memory_fs(fd) || sb.st_nlink == 0)
 		return -1;
 	for (i = 0; i < t->n && t->v[i].fd >= 0; i++)
 		;
