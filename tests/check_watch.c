@@ -21,8 +21,8 @@
  *		whatever it does; static-write-fast shows that, unasserted.
  *		Cases the watcher does not yet guard to 99% assert a bound
  *		under the lowest figure measured, and print the figure;
- *		restic backup of a file only prints it (0.0% was seen once:
- *		restic's own working set fills the cgroup).
+ *		restic backup and restore of a file only print it (0% was
+ *		seen for both on a loaded machine, before this change too).
  *
  *		Someone else's drop_caches (other tests and people on a
  *		shared machine, counted in /proc/vmstat) empties the hot set
@@ -259,8 +259,10 @@ static const struct watch_case cases[] = {
 	/* Restores what the watched backup wrote: its data are checked here. */
 	{ .name = "restic-restore", .cmd = RESTIC "@UO " REPO "restore latest --target @DST",
 	  .check = CHECK_RESTORED, .restic = true,
-	  .limit = "a late sample leaves some of the restored file: 97.4-100% in twelve runs "
-		   "on a loaded machine, 75.5% once in about thirty before", .min_pct = 70.0 },
+	  .limit = "restic's own memory and the packs it reads, on a machine loaded to 5 (other "
+		   "tests, the same disk): 97.4-100% in twelve runs, then 46.1% once in the suite "
+		   "and 0% in three of fourteen runs of the same recipe outside it, the previous "
+		   "watcher 22.3% in one of four; 75.5% the lowest in about thirty before" },
 	{ .name = "restic-backup-tree", .cmd = RESTIC "@UO " REPO "backup @SRC", .restic = true,
 	  .tree = true,
 	  .limit = "the first 32 small files stay cached (the library's tree rule), and the "
@@ -269,8 +271,8 @@ static const struct watch_case cases[] = {
 	/* Restores what the watched backup of the tree wrote. */
 	{ .name = "restic-restore-tree", .cmd = RESTIC "@UO " REPO "restore latest --target @DST",
 	  .check = CHECK_RESTORED, .restic = true, .tree = true,
-	  .limit = "as for restic-restore: 100% in twelve runs, 99.3% the lowest before",
-	  .min_pct = 90.0 },
+	  .limit = "100% in fifteen runs, 99.3% the lowest before; asserted lower, as a restore "
+		   "of a file can lose it all on a loaded machine", .min_pct = 80.0 },
 };
 
 static const char *case_src(const struct watch_case *c)
