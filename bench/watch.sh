@@ -122,8 +122,12 @@ cold "$dir/src"
 	echo "is from the median run (by seconds) of $runs."
 	echo "$( [ "$(id -u)" = 0 ] && echo "As root the watcher uses fanotify; its CPU time grows with every other process's opens on the same filesystem." || echo "Not root: no fanotify, descriptors are sampled only.")"
 	echo
-	echo "| case | bare s | nocache s | watched s | ratio bare/watched | peak dirty+wb MiB bare / watched | watcher CPU s | CPU ms per GiB |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "Of the watcher's CPU, the part spent in its advice calls (fadvise, sync_file_range) is"
+	echo "the kernel freeing pages and submitting writeback, which reclaim and the flusher"
+	echo "threads would do otherwise; the rest is watching (sampling, cachestat, fanotify)."
+	echo
+	echo "| case | bare s | nocache s | watched s | ratio bare/watched | peak dirty+wb MiB bare / watched | watcher CPU s | CPU ms per GiB | of which advice |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 } >"$dir/md"
 
 # median PREP ERRFILE CMD...: runs CMD $runs times (PREP before each), prints
@@ -164,15 +168,23 @@ bench_case() {
 	[ "$ncs" = - ] || ncs=$(printf '%.2f' "$ncs")
 	cpu=$(sed -n 's/.*cpu \([0-9.]*\) s.*/\1/p' "$dir/stats" | head -n 1)
 	cpu=${cpu:-0}
+	# The watcher's own split, as a fraction: "(T ms/GiB; ... advice A, watching W)".
+	tot=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms\/GiB.*/\1/p' "$dir/stats" | head -n 1)
+	adv=$(sed -n 's/.*in advice \([0-9.]*\),.*/\1/p' "$dir/stats" | head -n 1)
 	ratio=$(echo "$bs / $ws" | bc -l)
 	per=$(echo "$cpu * 1000 * 1024 / $mib" | bc -l)
+	if [ -n "$tot" ] && [ -n "$adv" ] && [ "$(echo "$tot > 0" | bc)" = 1 ]; then
+		advper=$(echo "$per * $adv / $tot" | bc -l)
+	else
+		advper=0
+	fi
 	printf 'watch-bench: %-15s bare %6.2f s  nocache %6s s  watched %6.2f s  ratio %.2f  peak dirty+wb %s / %s MiB  cpu %s s (%.0f ms/GiB)\n' \
 		"$name" "$bs" "$ncs" "$ws" "$ratio" "$(mibs "${bare#* }")" \
 		"$(mibs "${watched#* }")" "$cpu" "$per"
 	sed 's/^/watch-bench:   /' "$dir/stats"
-	printf '| %s | %.2f | %s | %.2f | %.2f | %s / %s | %s | %.0f |\n' "$name" "$bs" \
+	printf '| %s | %.2f | %s | %.2f | %.2f | %s / %s | %s | %.0f | %.0f |\n' "$name" "$bs" \
 		"$ncs" "$ws" "$ratio" "$(mibs "${bare#* }")" "$(mibs "${watched#* }")" \
-		"$cpu" "$per" >>"$dir/md"
+		"$cpu" "$per" "$advper" >>"$dir/md"
 }
 
 bench_case static-read ':' "$io" read "$dir/src"

@@ -73,13 +73,24 @@
 #define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
 /* Others' fanotify events wake us at most this often. */
-#define UO_W_FAN_NS		(20 * UO_MS)
+#define UO_W_FAN_NS		(5 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
 /* Descriptors that are not regular files are checked again this often, in samples. */
 #define UO_W_RECHECK		16
+/*
+ * A reader's pages behind its position go at every sample, not a window
+ * at a time: the kernel reads up to 16 MiB ahead of it here, and a late
+ * drop behind it doubles what a stream holds (a backup's read file held
+ * 16-32 MiB).  Samples stay about a window of data apart.
+ */
+#define UO_W_READ_WINDOW	(2ULL << 20)
+/* Probes a sample may need then: a window of data is four of them. */
+#define UO_W_PROBES		8
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
 #define UO_W_PENDING		64
+/* Queued drops are tried again at least this often. */
+#define UO_W_PEND_NS		(20 * UO_MS)
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
 #define UO_W_DRAIN_NS		(5000 * UO_MS)
 
@@ -442,10 +453,8 @@ static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t kee
 
 
 	uo_wcount_drop(w, fd, r, keep, align);
-	if (w->o->dry_run)
-		return;
 	if (!keep) {
-		posix_fadvise(fd, (off_t)r.start, uo_rlen(r), POSIX_FADV_DONTNEED);
+		uo_wf_drop(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 		return;
 	}
 	while (at < r.end) {
@@ -454,7 +463,7 @@ static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t kee
 		for (from = at; at < r.end && !((keep >> i) & 1); at += align, i++)
 			;
 		if (at > from)
-			posix_fadvise(fd, (off_t)from, (off_t)(at - from), POSIX_FADV_DONTNEED);
+			uo_wf_drop(&w->wf, fd, from, at - from);
 	}
 }
 
@@ -522,9 +531,8 @@ static void uo_wpend_work(struct uo_watch *w)
 		}
 		if (uo_wdirty(p->fd, p->r, &writing)) {
 			/* Dirty again, or never started: start it again, never wait. */
-			if (!writing && !w->o->dry_run)
-				sync_file_range(p->fd, (off_t)p->r.start, uo_rlen(p->r),
-						SYNC_FILE_RANGE_WRITE);
+			if (!writing)
+				uo_wf_writeback(&w->wf, p->fd, p->r.start, (uint64_t)uo_rlen(p->r));
 			i++;
 			continue;
 		}
@@ -536,19 +544,26 @@ static void uo_wpend_work(struct uo_watch *w)
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
 	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+	struct stat sb;
 
+	/*
+	 * An unlinked file's pages go with its last descriptor: writing them
+	 * out would be disk writes for nothing (restic's temporary packs,
+	 * 16 MiB each, were as many bytes as the backup itself).
+	 */
+	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
 	if (end > r.start)
 		w->flushed += end - r.start;
-	if (!w->o->dry_run)
-		sync_file_range(fd, (off_t)r.start, uo_rlen(r), SYNC_FILE_RANGE_WRITE);
+	uo_wf_writeback(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 }
 
 static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv)
 {
 	int rounds;
 
-	/* A probe's answer can bring more advice (at most a probe more). */
-	for (rounds = 0; rounds < 2 && !uo_range_empty(adv.probe); rounds++) {
+	/* A probe's answer can bring more advice: a probe further on. */
+	for (rounds = 0; rounds < UO_W_PROBES && !uo_range_empty(adv.probe); rounds++) {
 		struct uo_event ev = { .end = adv.probe.end, .len = adv.probe.end - adv.probe.start,
 				       .dir = f->st.dir };
 		struct uo_range pr = adv.probe;
@@ -664,8 +679,15 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 				(int)p->pid, f->fd, strerror(errno));
 		goto ignore;
 	}
+	/*
+	 * An unlinked file (restic's temporary packs) is the program's own
+	 * working memory: nobody else can have it cached, nobody will read
+	 * it again, and its pages go when the program closes it, unless a
+	 * descriptor of ours is the last: then they would go at our close,
+	 * later, and in our CPU time.  Left alone.
+	 */
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
-	    uo_wf_memory_fs(f->ours))
+	    ours.st_nlink == 0 || uo_wf_memory_fs(f->ours))
 		goto ignore;
 	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev);
 	close(f->info);
@@ -721,6 +743,8 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		if (f->t.threshold > f->t.window)
 			f->t.threshold = f->t.window;
 	}
+	if ((f->flags & O_ACCMODE) == O_RDONLY && f->t.window > UO_W_READ_WINDOW)
+		f->t.window = UO_W_READ_WINDOW;
 	if (!f->fresh && f->t.align) {
 		/*
 		 * What is cached from the reader's position on, seen now, is
@@ -786,7 +810,19 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 		uo_wfd_open(w, f);
 		return;
 	}
-	size = (f->flags & O_ACCMODE) == O_RDONLY ? f->size : uo_file_size(f->ours);
+	if ((f->flags & O_ACCMODE) == O_RDONLY) {
+		size = f->size;
+	} else {
+		struct stat sb;
+		bool known = fstat(f->ours, &sb) == 0;
+
+		if (known && sb.st_nlink == 0) {
+			/* Unlinked since we looked: left alone, as above. */
+			uo_wfd_close(w, f);
+			return;
+		}
+		size = known ? (uint64_t)sb.st_size : 0;
+	}
 	dir = uo_wdir(f, size);
 	if (dir == UO_WRITE) {
 		/*
@@ -1297,7 +1333,7 @@ static void uo_wreap(struct uo_watch *w)
 static void uo_wstats(struct uo_watch *w)
 {
 	struct rusage ru;
-	double cpu, gib;
+	double cpu, gib, advice;
 
 	if (!w->o->stats)
 		return;
@@ -1306,14 +1342,19 @@ static void uo_wstats(struct uo_watch *w)
 	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	/* Positional I/O moves nothing: what it brought into the cache counts then. */
 	gib = (double)(w->moved > w->wf.grown ? w->moved : w->wf.grown) / (double)(1ULL << 30);
+	advice = (double)w->wf.advice_ns / 1e9;
+	if (advice > cpu)
+		advice = cpu;
 	fprintf(stderr, "useonce: watched %u processes, %llu files, %llu streams; "
 		"%.1f MiB moved, %.1f MiB dropped, %.1f MiB kept, %.1f MiB flushed%s; "
-		"%llu samples, cpu %.3f s (%.1f ms/GiB)\n",
+		"%llu samples, cpu %.3f s (%.1f ms/GiB; the kernel's own work in advice "
+		"%.1f, watching %.1f)\n",
 		w->nprocs, (unsigned long long)w->files, (unsigned long long)w->streams,
 		(double)w->moved / 1048576.0, (double)w->dropped / 1048576.0,
 		(double)w->kept / 1048576.0, (double)w->flushed / 1048576.0,
 		w->o->dry_run ? " (dry run: nothing done)" : "",
-		(unsigned long long)w->ticks, cpu, gib > 0 ? cpu * 1000.0 / gib : 0.0);
+		(unsigned long long)w->ticks, cpu, gib > 0 ? cpu * 1000.0 / gib : 0.0,
+		gib > 0 ? advice * 1000.0 / gib : 0.0, gib > 0 ? (cpu - advice) * 1000.0 / gib : 0.0);
 	fprintf(stderr, "useonce: by residency: %llu files, %llu streams, %llu sweeps, "
 		"%llu cachestat calls, %llu files listed; %.1f MiB dropped, %.1f MiB flushed; "
 		"fanotify %s: "
@@ -1351,7 +1392,7 @@ static void uo_wloop(struct uo_watch *w)
 	}
 	for (;;) {
 		int64_t now = uo_now_ns();
-		uint64_t before = w->moved + w->wf.grown, churn = w->churn;
+		uint64_t moved0 = w->moved, grown0 = w->wf.grown, churn = w->churn, step;
 
 		uo_wfan_drain(w);
 
@@ -1379,11 +1420,16 @@ static void uo_wloop(struct uo_watch *w)
 		 * About a window of data between two samples; slower while
 		 * nothing moves; fast while files come and go (a backup's
 		 * packs live a few tens of ms: one never seen is never dropped).
+		 * A write is seen twice, as a position that moved and as pages
+		 * the file gained: the larger of the two is the data moved
+		 * (their sum sampled a writer twice as often as needed).
 		 */
+		step = w->moved - moved0 > w->wf.grown - grown0 ? w->moved - moved0
+								 : w->wf.grown - grown0;
 		if (w->churn > churn) {
 			interval = UO_W_FAST_NS;
-		} else if (w->moved + w->wf.grown > before) {
-			int64_t rate = (int64_t)(w->moved + w->wf.grown - before) * 1000000000LL /
+		} else if (step) {
+			int64_t rate = (int64_t)step * 1000000000LL /
 				       (interval > 0 ? interval : 1);
 
 			interval = rate > 0 ? (int64_t)w->o->tuning.window * 1000000000LL / rate
@@ -1399,7 +1445,14 @@ static void uo_wloop(struct uo_watch *w)
 			kill(w->child, uo_forward_sig);
 			uo_forward_sig = 0;
 		}
-		uo_wsleep(w, w->npend || uo_wfiles_pending(&w->wf) ? UO_W_FAST_NS : interval);
+		/*
+		 * Drops waiting for writeback are tried again sooner, but not
+		 * every 5 ms: a writer's window takes tens of ms to reach the
+		 * disk, and a writer always has one waiting (a paced writer's
+		 * samples were three in four for nothing).
+		 */
+		uo_wsleep(w, (w->npend || uo_wfiles_pending(&w->wf)) && interval > UO_W_PEND_NS ?
+			  UO_W_PEND_NS : interval);
 	}
 	/* The last closes, as the processes exited. */
 	uo_wfan_drain(w);
@@ -1427,6 +1480,7 @@ static void uo_winit(struct uo_watch *w, const struct uo_watch_opts *o)
 	w->o = o;
 	w->page = page > 0 ? (uint64_t)page : 4096;
 	uo_wfiles_init(&w->wf, &o->tuning, o->dry_run);
+	w->wf.timed = o->stats;
 	uo_wfan_init(w);
 }
 

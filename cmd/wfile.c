@@ -79,6 +79,36 @@ static int uo_wf_cachestat(struct uo_wfiles *t, int fd, uint64_t off, uint64_t l
 	return (int)syscall(__NR_cachestat, fd, &r, cs, 0);
 }
 
+static int64_t uo_wf_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
+{
+	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
+
+	if (t->dry_run)
+		return;
+	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+	if (t->timed)
+		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
+}
+
+void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
+{
+	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
+
+	if (t->dry_run)
+		return;
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	if (t->timed)
+		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
+}
+
 static int64_t uo_wf_now(void)
 {
 	struct timespec ts;
@@ -213,13 +243,13 @@ struct uo_wf_run {
 static void uo_wf_run_end(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
 			  bool drop)
 {
-	off_t off = (off_t)(r->lo * t->t->align), len = (off_t)((r->hi - r->lo) * t->t->align);
+	uint64_t off = r->lo * t->t->align, len = (r->hi - r->lo) * t->t->align;
 
-	if (r->hi > r->lo && !t->dry_run) {
+	if (r->hi > r->lo) {
 		if (drop)
-			posix_fadvise(f->fd, off, len, POSIX_FADV_DONTNEED);
+			uo_wf_drop(t, f->fd, off, len);
 		else
-			sync_file_range(f->fd, off, len, SYNC_FILE_RANGE_WRITE);
+			uo_wf_writeback(t, f->fd, off, len);
 	}
 	r->lo = r->hi = 0;
 }
@@ -454,7 +484,12 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 		f->closing = false;
 		return at;
 	}
-	if (uo_wf_memory_fs(fd))
+	/*
+	 * Memory fs: the pages are the only copy.  Unlinked: the program's
+	 * working memory, freed at its close (not ours, if we hold no
+	 * descriptor), never written out by us.
+	 */
+	if (uo_wf_memory_fs(fd) || sb.st_nlink == 0)
 		return -1;
 	for (i = 0; i < t->n && t->v[i].fd >= 0; i++)
 		;
@@ -477,6 +512,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 		return -1;
 	f->dev = (uint64_t)sb.st_dev;
 	f->ino = (uint64_t)sb.st_ino;
+	f->size0 = (uint64_t)sb.st_size;
 	f->users = 1;
 	/* Without cachestat nothing can be told apart: the file is not followed. */
 	if (uo_wf_cachestat(t, f->fd, 0, 0, &cs) != 0) {
@@ -561,7 +597,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 	for (i = 0; i < t->n; i++) {
 		struct uo_wfile *f = &t->v[i];
 		struct uo_wf_cs cs;
-		uint64_t brought, cached;
+		uint64_t brought, cached, busy, nlink;
 
 		if (f->fd < 0)
 			continue;
@@ -572,7 +608,14 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		}
 		brought = uo_wf_brought(t, f, &cs);
 		cached = cs.nr_cache * t->page;
-		if (cs.nr_dirty || cs.nr_writeback)
+		/*
+		 * Written: dirty pages seen, or a file cold at first sight that
+		 * grew (written and synced between two samples, a pack is
+		 * never seen dirty).
+		 */
+		if (cs.nr_dirty || cs.nr_writeback ||
+		    (f->cold && !f->wrote && cached > f->last_b &&
+		     uo_wf_size(f->fd, &nlink) > f->size0))
 			f->wrote = true;
 		if (cached > f->last_b)
 			t->grown += cached - f->last_b;
@@ -581,9 +624,13 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			f->stream = true;
 			t->streams++;
 		}
-		/* Written data: its writeback starts now, not when the kernel gets to it. */
-		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run) {
-			sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		/*
+		 * Written data: its writeback starts now, not when the kernel
+		 * gets to it; not an unlinked file's, which nobody will read.
+		 */
+		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run &&
+		    (uo_wf_size(f->fd, &nlink), nlink)) {
+			uo_wf_writeback(t, f->fd, 0, 0);
 			t->flushed += cs.nr_dirty * t->page;
 		}
 		/*
@@ -594,7 +641,15 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 */
 		if (!f->step)
 			f->step = t->t->window / 2;
-		if (brought > budget &&
+		busy = (cs.nr_dirty + cs.nr_writeback) * t->page;
+		/*
+		 * What a writer wrote goes as soon as it is clean (a backup's
+		 * pack, written then synced, is never read back): half a window
+		 * of it is worth a sweep.  A reader's goes a window of growth at
+		 * a time.
+		 */
+		if (f->wrote ? brought > busy && brought - busy >= f->step :
+		    brought > budget &&
 		    (cached >= f->swept_b + f->step ||
 		     (f->step == t->t->window / 2 && now - f->swept_ns >= UO_WF_SWEEP_NS))) {
 			uint64_t done;

@@ -26,6 +26,7 @@ struct uo_wfile {
 	bool closing;		/* the program closed it: dropping what it brought in */
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
+	uint64_t size0;		/* its size at first sight: a cold file that grew was written */
 	uint64_t nbits;		/* bits in the bitmaps below, one per unit */
 	uint64_t *before;	/* unit cached (clean) at first sight; NULL if cold */
 	uint64_t *aged;		/* unit brought in and seen at the last sweep already */
@@ -57,11 +58,24 @@ struct uo_wfiles {
 	uint64_t files, streams, sweeps, probes, dropped, flushed;
 	uint64_t grown;		/* bytes cached more from one sample to the next, summed */
 	uint64_t listed;	/* files looked at in directories the program opened */
+	bool timed;		/* advice_ns is counted (--stats) */
+	uint64_t advice_ns;	/* CPU time in fadvise and sync_file_range: work moved, not added */
 	struct uo_wf_cold *cold;
 	unsigned ncold;
 };
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
+
+/*
+ * The watcher's only advice calls: drop [off, off+len) (len 0: to the
+ * end), or start its writeback.  Never waits for writeback (that would
+ * consume the program's writeback error), does nothing in a dry run.
+ * The CPU time they take is the kernel's freeing of pages and submission
+ * of writeback, which reclaim and the flusher threads would otherwise do:
+ * counted apart when t->timed.
+ */
+void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len);
+void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len);
 void uo_wfiles_free(struct uo_wfiles *t);
 
 #define UO_WF_FRESH	0x1u	/* what is cached of it now is known to be the program's */

@@ -22,6 +22,10 @@ $(B)/tests/check_conffile: TEST_EXTRA = preload/conffile.c
 $(B)/tests/check_watch: cmd/watch.c cmd/watch.h cmd/wfile.c cmd/wfile.h preload/conffile.c
 $(B)/tests/check_watch: TEST_EXTRA = -Icmd cmd/watch.c cmd/wfile.c preload/conffile.c
 
+# check_wfile drives the watcher's files directly.
+$(B)/tests/check_wfile: cmd/wfile.c cmd/wfile.h
+$(B)/tests/check_wfile: TEST_EXTRA = -Icmd cmd/wfile.c
+
 # The system config file is tested with a library that looks for it in the
 # build directory: tests never write /etc.
 TEST_SYSCONFDIR = $(abspath $(B))/test-etc

@@ -1,0 +1,234 @@
+/*
+ * The watcher's files (cmd/wfile.c), driven directly: this process plays
+ * both the watched program (its own descriptors read and write) and the
+ * watcher (uo_wfiles_* on descriptors of its own for the same files).
+ *
+ *   before	a file cached when first seen stays cached after it is read
+ *		again and released
+ *	brought	what a read brought into the cache goes when it is released
+ *	written	a new file, written then synced (a backup's pack), goes as
+ *		soon as it is clean, while the program still has it open
+ *	unlinked	a temporary file (unlinked) is not followed: no descriptor
+ *		of ours keeps its pages, and it is never written back by us
+ *
+ * Files live in the scratch directory under the build directory; a memory
+ * filesystem there (whose pages are never ours to drop) skips the suite.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "uot_check.h"
+#include "wfile.h"
+
+#define FILE_MIB	16
+#define BIG_MIB		32
+
+static struct uo_tuning tuning;
+static struct uo_wfiles wf;
+
+static char *path(char *out, size_t size, const char *name)
+{
+	return uot_scratch_path(out, size, name);
+}
+
+/* Reads the whole file through a descriptor of the "program". */
+static void read_all(int fd)
+{
+	static char buf[1 << 20];
+	ssize_t n;
+	off_t at = 0;
+
+	while ((n = pread(fd, buf, sizeof(buf), at)) > 0)
+		at += n;
+	ck_assert_msg(n == 0, "read: %s", strerror(errno));
+}
+
+static void write_mib(int fd, unsigned mib)
+{
+	static char buf[1 << 20];
+	unsigned i;
+
+	memset(buf, 'w', sizeof(buf));
+	for (i = 0; i < mib; i++)
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+}
+
+static void setup(void)
+{
+	uo_tuning_defaults(&tuning);
+	uo_wfiles_init(&wf, &tuning, false);
+}
+
+static void teardown(void)
+{
+	uo_wfiles_free(&wf);
+}
+
+START_TEST(test_before)
+{
+	char p[512];
+	int prog, ours, i;
+	int64_t after;
+
+	if (uot_skipped("before"))
+		return;
+	path(p, sizeof(p), "before");
+	ck_assert_int_eq(uot_make_file(p, FILE_MIB * UOT_MIB, 1), 0);
+	ck_assert_int_eq(uot_sh("cat '%s' >/dev/null", p), 0);
+	prog = open(p, O_RDONLY);
+	ours = open(p, O_RDONLY);
+	ck_assert(prog >= 0 && ours >= 0);
+	i = uo_wfiles_see(&wf, ours, 0);
+	ck_assert_int_ge(i, 0);
+	read_all(prog);
+	uo_wfiles_work(&wf);
+	uo_wfiles_release(&wf, i);
+	uo_wfiles_work(&wf);
+	close(prog);
+	close(ours);
+	after = uot_resident(p, NULL);
+	printf("wfile: before: %.1f of %d MiB still cached\n", uot_mib((uint64_t)after), FILE_MIB);
+	ck_assert_msg(after >= (int64_t)(FILE_MIB - 2) * (int64_t)UOT_MIB,
+		      "a file cached before was dropped: %.1f MiB left", uot_mib((uint64_t)after));
+}
+END_TEST
+
+START_TEST(test_brought)
+{
+	char p[512];
+	int prog, ours, i;
+	int64_t after;
+
+	if (uot_skipped("brought"))
+		return;
+	path(p, sizeof(p), "brought");
+	ck_assert_int_eq(uot_make_file(p, BIG_MIB * UOT_MIB, 2), 0);
+	prog = open(p, O_RDONLY);
+	ours = open(p, O_RDONLY);
+	ck_assert(prog >= 0 && ours >= 0);
+	i = uo_wfiles_see(&wf, ours, 0);
+	ck_assert_int_ge(i, 0);
+	read_all(prog);
+	ck_assert_msg(uot_resident(p, NULL) >= (int64_t)(BIG_MIB / 2) * (int64_t)UOT_MIB,
+		      "the read did not cache the file: this test cannot tell");
+	uo_wfiles_work(&wf);
+	uo_wfiles_release(&wf, i);
+	close(prog);
+	close(ours);
+	after = uot_resident(p, NULL);
+	printf("wfile: brought: %.1f of %d MiB left cached\n", uot_mib((uint64_t)after), BIG_MIB);
+	ck_assert_msg(after <= 2 * (int64_t)UOT_MIB, "what the read brought in stayed: %.1f MiB",
+		      uot_mib((uint64_t)after));
+}
+END_TEST
+
+START_TEST(test_written)
+{
+	char p[512];
+	int prog, ours, i;
+	int64_t synced, after;
+
+	if (uot_skipped("written"))
+		return;
+	path(p, sizeof(p), "written");
+	unlink(p);
+	prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0644);
+	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
+	ours = open(p, O_RDONLY);
+	ck_assert_int_ge(ours, 0);
+	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH);
+	ck_assert_int_ge(i, 0);
+	uo_wfiles_work(&wf);
+	/* Written and synced between two samples: never seen dirty. */
+	write_mib(prog, FILE_MIB);
+	ck_assert_int_eq(fdatasync(prog), 0);
+	synced = uot_resident(p, NULL);
+	uo_wfiles_work(&wf);
+	after = uot_resident(p, NULL);
+	printf("wfile: written: %.1f MiB cached after the sync, %.1f after a sample, still open\n",
+	       uot_mib((uint64_t)synced), uot_mib((uint64_t)after));
+	uo_wfiles_release(&wf, i);
+	close(prog);
+	close(ours);
+	ck_assert_msg(synced >= (int64_t)(FILE_MIB / 2) * (int64_t)UOT_MIB,
+		      "the written file was not cached after its sync: this test cannot tell");
+	ck_assert_msg(after <= 2 * (int64_t)UOT_MIB,
+		      "a written, synced file stayed cached while open: %.1f MiB",
+		      uot_mib((uint64_t)after));
+}
+END_TEST
+
+START_TEST(test_unlinked)
+{
+	char p[512], self[64];
+	int prog, ours, i, n;
+
+	if (uot_skipped("unlinked"))
+		return;
+	path(p, sizeof(p), "unlinked");
+	unlink(p);
+	prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
+	ck_assert_int_eq(unlink(p), 0);
+	/* As the watcher reopens a descriptor: through /proc. */
+	ours = open(uot_sfmt(self, sizeof(self), "/proc/self/fd/%d", prog), O_RDONLY);
+	ck_assert_int_ge(ours, 0);
+	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH);
+	for (n = 0; n < 4; n++) {
+		write_mib(prog, FILE_MIB / 4);
+		uo_wfiles_work(&wf);
+	}
+	printf("wfile: unlinked: followed %s, %d MiB written, %.1f MiB flushed by the watcher\n",
+	       i >= 0 ? "yes" : "no", FILE_MIB, uot_mib(wf.flushed));
+	uo_wfiles_release(&wf, i);
+	close(prog);
+	close(ours);
+	ck_assert_msg(i < 0, "an unlinked file is followed: a descriptor of ours would keep it");
+	ck_assert_msg(wf.flushed == 0, "an unlinked file's writeback was started: %.1f MiB",
+		      uot_mib(wf.flushed));
+}
+END_TEST
+
+static void fixture(void)
+{
+	char p[512];
+	int fd;
+
+	if (!uot_need_scratch())
+		return;
+	path(p, sizeof(p), "probe");
+	fd = open(p, O_RDWR | O_CREAT, 0600);
+	if (fd < 0) {
+		uot_skip("%s: %s", p, strerror(errno));
+		return;
+	}
+	if (uo_wf_memory_fs(fd))
+		uot_skip("the build directory is on a memory filesystem: nothing there is dropped");
+	close(fd);
+	unlink(p);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("wfile");
+	TCase *tc = tcase_create("residency");
+
+	uot_suite_begin("wfile", NULL);
+	fixture();
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_before);
+	tcase_add_test(tc, test_brought);
+	tcase_add_test(tc, test_written);
+	tcase_add_test(tc, test_unlinked);
+	suite_add_tcase(s, tc);
+	return uot_check_run(s, false);
+}
