@@ -310,6 +310,26 @@ static void uo_say_writeback_failed(int fd, int err)
 }
 
 /*
+ * Does anyone hold a record lock on the file?  Closing any descriptor of a
+ * file releases every POSIX (fcntl, lockf) lock the process holds on it,
+ * so a descriptor of our own must never be opened and closed while the
+ * program holds one: it would lose its lock without being told.  Asked
+ * with an open-file-description query on the program's descriptor, which
+ * conflicts with the process's own POSIX locks (and anyone else's): one
+ * system call, no descriptor.  True when it cannot be told.  (A lock the
+ * program takes in another thread between this and our close is still
+ * lost: the window is two system calls wide.)
+ */
+static bool uo_file_locked(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	if (uo_sys(SYS_fcntl, fd, F_OFD_GETLK, &fl) != 0)
+		return true;
+	return fl.l_type != F_UNLCK;
+}
+
+/*
  * Did writeback of the range fail?  A page whose writeback failed is clean
  * and looks like any other, and it may be the only good copy of the data:
  * dropping it makes the program read the disk's garbage back.  The kernel
@@ -319,7 +339,8 @@ static void uo_say_writeback_failed(int fd, int err)
  * error from their fsync.  (One that the program opens after this check
  * may not: the kernel then counts the error as seen.)  Asked only once the
  * range is clean, so the wait is immediate.  True when it cannot be told
- * (no /proc, no read access): the pages are then kept.
+ * (no /proc, no read access, a record lock on the file): the pages are
+ * then kept.
  */
 static bool uo_writeback_failed(int fd, struct uo_range r)
 {
@@ -327,6 +348,8 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 	long own;
 	int err;
 
+	if (uo_file_locked(fd))
+		return true;
 	uo_proc_fd_path(path, fd);
 	own = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (own < 0)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -379,6 +380,57 @@ START_TEST(test_write_stream_is_flushed_and_dropped)
 }
 END_TEST
 
+/* Does another process see a lock on the file?  Asked from a child: our own never conflict. */
+static bool lock_seen_by_another(const char *path)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int fd = open(path, O_RDONLY);
+
+		_exit(fd >= 0 && fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? 0 : 1);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * Closing any descriptor of a file releases the process's POSIX locks on
+ * it.  A program that locks a file and streams into it keeps its lock
+ * while the library checks and drops the written pages.
+ */
+START_TEST(test_write_stream_keeps_the_programs_lock)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[PATH_MAX];
+	static char block[MiB];
+	int lk, fd, i;
+
+	if (!droppable)
+		return;
+	path_in(path, "locked");
+	lk = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(lk, 0);
+	ck_assert_int_eq(fcntl(lk, F_SETLK, &fl), 0);
+	ck_assert_msg(lock_seen_by_another(path), "the lock cannot be seen at all");
+	fd = open(path, O_WRONLY);
+	memset(block, 'l', sizeof(block));
+	for (i = 0; i < 64; i++) {
+		ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+		/* Clean pages behind the writer: the guard checks them, then drops them. */
+		if (i % 8 == 7)
+			ck_assert_int_eq(fdatasync(fd), 0);
+	}
+	/* The program's own close would release it (POSIX): asked before. */
+	ck_assert_msg(lock_seen_by_another(path), "the program's lock was released behind its back");
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(close(lk), 0);
+}
+END_TEST
+
 /* Dirty pages of [off, off + len), or -1 without cachestat (Linux 6.5). */
 static long dirty_pages(int fd, unsigned long long off, unsigned long long len)
 {
@@ -524,6 +576,7 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_random_reads_left_alone);
 	tcase_add_loop_test(guard, test_precached_pages_stay, 0, 2);
 	tcase_add_test(guard, test_write_stream_is_flushed_and_dropped);
+	tcase_add_test(guard, test_write_stream_keeps_the_programs_lock);
 	tcase_add_test(guard, test_new_file_written_out_before_the_threshold);
 	tcase_add_test(guard, test_small_stdio_calls_stream);
 	tcase_add_test(guard, test_overwrite_of_cached_file_stays);
