@@ -629,6 +629,12 @@ static unsigned uo_wdir(const struct uo_wfd *f, uint64_t size)
 	}
 }
 
+/* Open for writing: only then is its file's growth the program's. */
+static unsigned uo_wfd_writes(const struct uo_wfd *f)
+{
+	return (f->flags & O_ACCMODE) != O_RDONLY ? UO_WF_WRITABLE : 0;
+}
+
 static void uo_wfd_drop_ours(struct uo_wfd *f)
 {
 	if (f->ours >= 0)
@@ -708,7 +714,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	w->files++;
 	dir = uo_wdir(f, size);
 	if (uo_cachestat(f->ours, 0, 0, &cs) != 0) {
-		f->file = uo_wfiles_see(&w->wf, f->ours, 0);
+		f->file = uo_wfiles_see(&w->wf, f->ours, uo_wfd_writes(f));
 		uo_wevent(w, f, fi.pos, 0, dir);
 		return;
 	}
@@ -765,7 +771,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		ev.len = r.end - r.start;
 		uo_observe(&f->st, &f->t, &ev);
 	}
-	f->file = uo_wfiles_see(&w->wf, f->ours, f->fresh ? UO_WF_FRESH : 0);
+	f->file = uo_wfiles_see(&w->wf, f->ours, uo_wfd_writes(f) | (f->fresh ? UO_WF_FRESH : 0));
 	uo_wevent(w, f, front, len, dir);
 	return;
 ignore:

@@ -294,8 +294,13 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		}
 		written |= k.e[i].busy != 0;
 	}
-	/* Written once (a pack written then synced): clean now, but nobody reads it back. */
-	f->wrote |= written;
+	/*
+	 * Written once (a pack written then synced): clean now, but nobody
+	 * reads it back.  Only by the program: dirty pages in a file it only
+	 * reads are someone else's (a log another process appends to).
+	 */
+	if (f->writable)
+		f->wrote |= written;
 	written = f->wrote;
 	/*
 	 * A reader's readahead lies below the newest unit: not dropped yet.
@@ -309,6 +314,14 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		struct uo_wf_unit *e = &k.e[i];
 		bool go = !e->busy && (final || written ||
 			  (e->aged && !(guard && e->u <= newest && e->u + guard > newest)));
+
+		/*
+		 * A file the program only reads grew by someone else's
+		 * writing: what lies beyond its size at first sight was never
+		 * the program's to bring in.
+		 */
+		if (!f->writable && (e->u + 1) * t->t->align > f->size0)
+			continue;
 
 		if (e->dirty) {
 			uo_wf_run_add(t, f, &flush, e->u, false);
@@ -480,6 +493,8 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	if (at >= 0) {
 		f = &t->v[at];
 		f->users++;
+		if (flags & (UO_WF_WRITABLE | UO_WF_WRITTEN))
+			f->writable = true;
 		/* Back before its drop was done: it is the program's again. */
 		f->closing = false;
 		return at;
@@ -513,6 +528,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	f->dev = (uint64_t)sb.st_dev;
 	f->ino = (uint64_t)sb.st_ino;
 	f->size0 = (uint64_t)sb.st_size;
+	f->writable = (flags & (UO_WF_WRITABLE | UO_WF_WRITTEN)) != 0;
 	f->users = 1;
 	/* Without cachestat nothing can be told apart: the file is not followed. */
 	if (uo_wf_cachestat(t, f->fd, 0, 0, &cs) != 0) {
@@ -613,9 +629,9 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 * grew (written and synced between two samples, a pack is
 		 * never seen dirty).
 		 */
-		if (cs.nr_dirty || cs.nr_writeback ||
-		    (f->cold && !f->wrote && cached > f->last_b &&
-		     uo_wf_size(f->fd, &nlink) > f->size0))
+		if (f->writable && (cs.nr_dirty || cs.nr_writeback ||
+				    (f->cold && !f->wrote && cached > f->last_b &&
+				     uo_wf_size(f->fd, &nlink) > f->size0)))
 			f->wrote = true;
 		if (cached > f->last_b)
 			t->grown += cached - f->last_b;
@@ -628,7 +644,8 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 * Written data: its writeback starts now, not when the kernel
 		 * gets to it; not an unlinked file's, which nobody will read.
 		 */
-		if (f->stream && cs.nr_dirty * t->page >= t->t->window / 2 && !t->dry_run &&
+		if (f->stream && f->writable && cs.nr_dirty * t->page >= t->t->window / 2 &&
+		    !t->dry_run &&
 		    (uo_wf_size(f->fd, &nlink), nlink)) {
 			uo_wf_writeback(t, f->fd, 0, 0);
 			t->flushed += cs.nr_dirty * t->page;

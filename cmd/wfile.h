@@ -26,7 +26,8 @@ struct uo_wfile {
 	bool closing;		/* the program closed it: dropping what it brought in */
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
-	uint64_t size0;		/* its size at first sight: a cold file that grew was written */
+	bool writable;		/* a watched descriptor writes it, or closed it written */
+	uint64_t size0;		/* its size at first sight: what lies beyond, a reader never brought */
 	uint64_t nbits;		/* bits in the bitmaps below, one per unit */
 	uint64_t *before;	/* unit cached (clean) at first sight; NULL if cold */
 	uint64_t *aged;		/* unit brought in and seen at the last sweep already */
@@ -80,6 +81,7 @@ void uo_wfiles_free(struct uo_wfiles *t);
 
 #define UO_WF_FRESH	0x1u	/* what is cached of it now is known to be the program's */
 #define UO_WF_WRITTEN	0x2u	/* the program wrote it: if it was made since we watch, it made it */
+#define UO_WF_WRITABLE	0x4u	/* the program has it open for writing */
 
 /*
  * A watched process has the file of fd open (fd is ours: a reopening, or

@@ -10,6 +10,9 @@
  *		soon as it is clean, while the program still has it open
  *	unlinked	a temporary file (unlinked) is not followed: no descriptor
  *		of ours keeps its pages, and it is never written back by us
+ *	others	a cold file the program only holds open for reading, appended
+ *		to by another process: the appended data is not the program's
+ *		(neither its dirty pages nor its growth) and stays cached
  *
  * Files live in the scratch directory under the build directory; a memory
  * filesystem there (whose pages are never ours to drop) skips the suite.
@@ -144,7 +147,8 @@ START_TEST(test_written)
 	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
 	ours = open(p, O_RDONLY);
 	ck_assert_int_ge(ours, 0);
-	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH);
+	/* As the watcher sees it: the program's descriptor is open for writing. */
+	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH | UO_WF_WRITABLE);
 	ck_assert_int_ge(i, 0);
 	uo_wfiles_work(&wf);
 	/* Written and synced between two samples: never seen dirty. */
@@ -197,6 +201,51 @@ START_TEST(test_unlinked)
 }
 END_TEST
 
+START_TEST(test_others)
+{
+	char p[512];
+	int writer, ours, i, n;
+	int64_t appended, after;
+
+	if (uot_skipped("others"))
+		return;
+	path(p, sizeof(p), "others");
+	ck_assert_int_eq(uot_make_file(p, 4 * UOT_MIB, 3), 0);
+	ck_assert_int_eq(uot_make_cold(p), 0);
+	/* The program holds it read-only (the watcher is told no more). */
+	ours = open(p, O_RDONLY);
+	ck_assert_int_ge(ours, 0);
+	i = uo_wfiles_see(&wf, ours, 0);
+	ck_assert_int_ge(i, 0);
+	uo_wfiles_work(&wf);
+	/* Someone else appends, seen dirty, then synced, across samples. */
+	writer = open(p, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(writer, 0);
+	for (n = 0; n < 4; n++) {
+		write_mib(writer, BIG_MIB / 4);
+		uo_wfiles_work(&wf);
+	}
+	ck_assert_int_eq(fdatasync(writer), 0);
+	close(writer);
+	appended = uot_resident(p, NULL);
+	for (n = 0; n < 4; n++) {
+		usleep(60 * 1000);
+		uo_wfiles_work(&wf);
+	}
+	uo_wfiles_release(&wf, i);
+	uo_wfiles_work(&wf);
+	close(ours);
+	after = uot_resident(p, NULL);
+	printf("wfile: others: %.1f MiB cached after another's append of %d, %.1f after release\n",
+	       uot_mib((uint64_t)appended), BIG_MIB, uot_mib((uint64_t)after));
+	ck_assert_msg(appended >= (int64_t)(BIG_MIB - 2) * (int64_t)UOT_MIB,
+		      "the append was not cached: this test cannot tell");
+	ck_assert_msg(after >= (int64_t)(BIG_MIB - 2) * (int64_t)UOT_MIB,
+		      "another process's append to a file held read-only was dropped: %.1f MiB left",
+		      uot_mib((uint64_t)after));
+}
+END_TEST
+
 static void fixture(void)
 {
 	char p[512];
@@ -229,6 +278,7 @@ int main(void)
 	tcase_add_test(tc, test_brought);
 	tcase_add_test(tc, test_written);
 	tcase_add_test(tc, test_unlinked);
+	tcase_add_test(tc, test_others);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
 }
