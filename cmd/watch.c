@@ -1256,6 +1256,8 @@ static bool uo_wfan_drain(struct uo_watch *w)
 				/* Its open came before we looked: a file made since counts. */
 				if (i < 0)
 					i = uo_wfiles_see(&w->wf, fd, wrote);
+				else if (wrote)
+					uo_wfiles_written(&w->wf, i);
 				uo_wfiles_release(&w->wf, i);
 			}
 			close(fd);

@@ -318,9 +318,10 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		/*
 		 * A file the program only reads grew by someone else's
 		 * writing: what lies beyond its size at first sight was never
-		 * the program's to bring in.
+		 * the program's to bring in (the unit it ends in was: a
+		 * small file is no more than that).
 		 */
-		if (!f->writable && (e->u + 1) * t->t->align > f->size0)
+		if (!f->writable && e->u * t->t->align >= f->size0)
 			continue;
 
 		if (e->dirty) {
@@ -565,6 +566,12 @@ static uint64_t uo_wf_brought(struct uo_wfiles *t, struct uo_wfile *f, struct uo
 	if (uo_wf_cachestat(t, f->fd, 0, 0, cs) != 0)
 		return 0;
 	return cs->nr_cache * t->page > f->before_b ? cs->nr_cache * t->page - f->before_b : 0;
+}
+
+void uo_wfiles_written(struct uo_wfiles *t, int i)
+{
+	if (i >= 0 && (unsigned)i < t->n && t->v[i].fd >= 0)
+		t->v[i].writable = true;
 }
 
 void uo_wfiles_release(struct uo_wfiles *t, int i)

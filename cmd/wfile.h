@@ -101,6 +101,9 @@ int uo_wfiles_find(struct uo_wfiles *t, int fd);
  */
 void uo_wfiles_listing(struct uo_wfiles *t, int dir);
 
+/* The program closed the file written (fanotify said so): it writes it. */
+void uo_wfiles_written(struct uo_wfiles *t, int i);
+
 /* One user fewer; at none, what the program brought in goes. */
 void uo_wfiles_release(struct uo_wfiles *t, int i);
 
