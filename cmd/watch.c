@@ -1167,8 +1167,14 @@ static bool uo_wfan_ours(struct uo_watch *w, pid_t pid)
 	unsigned i;
 	pid_t ppid;
 
-	if (uo_wproc_index(w, pid) >= 0)
-		return true;
+	/*
+	 * A watched process gone by now: its events were queued while it
+	 * lived (a short-lived child's close, read after it exited, must
+	 * balance its open, or the file stays followed and held for ever).
+	 */
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid)
+			return true;
 	for (i = 0; i < w->nforeign && i < 256; i++)
 		if (w->foreign[i] == pid)
 			return false;
@@ -1245,20 +1251,21 @@ static bool uo_wfan_drain(struct uo_watch *w)
 				continue;
 			}
 			/*
-			 * Opens and closes are counted per file: merged events
-			 * (an open and its close read together) are both.
+			 * Merged events (an open and its close read together,
+			 * or two opens and two closes) are both an open and a
+			 * close: wfile.h says why they are not counted.
 			 */
 			wrote = m->mask & FAN_CLOSE_WRITE ? UO_WF_WRITTEN : 0;
 			if (m->mask & FAN_OPEN)
-				uo_wfiles_see(&w->wf, fd, wrote);
+				uo_wfiles_see(&w->wf, fd, wrote | UO_WF_EVENT);
 			if (m->mask & (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE)) {
 				i = uo_wfiles_find(&w->wf, fd);
 				/* Its open came before we looked: a file made since counts. */
 				if (i < 0)
-					i = uo_wfiles_see(&w->wf, fd, wrote);
+					i = uo_wfiles_see(&w->wf, fd, wrote | UO_WF_EVENT);
 				else if (wrote)
 					uo_wfiles_written(&w->wf, i);
-				uo_wfiles_release(&w->wf, i);
+				uo_wfiles_closed(&w->wf, i);
 			}
 			close(fd);
 		}

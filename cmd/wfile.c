@@ -493,7 +493,10 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	at = uo_wf_lookup(t, &sb);
 	if (at >= 0) {
 		f = &t->v[at];
-		f->users++;
+		if (flags & UO_WF_EVENT)
+			f->opened = true;
+		else
+			f->users++;
 		if (flags & (UO_WF_WRITABLE | UO_WF_WRITTEN))
 			f->writable = true;
 		/* Back before its drop was done: it is the program's again. */
@@ -530,7 +533,8 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	f->ino = (uint64_t)sb.st_ino;
 	f->size0 = (uint64_t)sb.st_size;
 	f->writable = (flags & (UO_WF_WRITABLE | UO_WF_WRITTEN)) != 0;
-	f->users = 1;
+	f->users = flags & UO_WF_EVENT ? 0 : 1;
+	f->opened = (flags & UO_WF_EVENT) != 0;
 	/* Without cachestat nothing can be told apart: the file is not followed. */
 	if (uo_wf_cachestat(t, f->fd, 0, 0, &cs) != 0) {
 		uo_wf_free_slot(f);
@@ -574,18 +578,13 @@ void uo_wfiles_written(struct uo_wfiles *t, int i)
 		t->v[i].writable = true;
 }
 
-void uo_wfiles_release(struct uo_wfiles *t, int i)
+/* Nobody watched has it open any more: what the program brought in goes. */
+static void uo_wf_last(struct uo_wfiles *t, struct uo_wfile *f)
 {
-	struct uo_wfile *f;
 	struct uo_wf_cs cs;
 	uint64_t brought;
 	bool tree = false;
 
-	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
-		return;
-	f = &t->v[i];
-	if (f->users && --f->users)
-		return;
 	brought = uo_wf_brought(t, f, &cs);
 	if (brought >= t->t->window && !f->stream) {
 		f->stream = true;
@@ -609,6 +608,31 @@ void uo_wfiles_release(struct uo_wfiles *t, int i)
 	f->closed_ns = uo_wf_now();
 	if (!uo_wf_sweep(t, f, true, NULL))
 		uo_wf_free_slot(f);
+}
+
+void uo_wfiles_release(struct uo_wfiles *t, int i)
+{
+	struct uo_wfile *f;
+
+	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
+		return;
+	f = &t->v[i];
+	if (f->users)
+		f->users--;
+	if (!f->users && !f->opened && !f->closing)
+		uo_wf_last(t, f);
+}
+
+void uo_wfiles_closed(struct uo_wfiles *t, int i)
+{
+	struct uo_wfile *f;
+
+	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
+		return;
+	f = &t->v[i];
+	f->opened = false;
+	if (!f->users && !f->closing)
+		uo_wf_last(t, f);
 }
 
 void uo_wfiles_work(struct uo_wfiles *t)
@@ -701,7 +725,8 @@ void uo_wfiles_close_all(struct uo_wfiles *t)
 
 	for (i = 0; i < t->n; i++)
 		if (t->v[i].fd >= 0 && !t->v[i].closing) {
-			t->v[i].users = 1;
-			uo_wfiles_release(t, (int)i);
+			t->v[i].users = 0;
+			t->v[i].opened = false;
+			uo_wf_last(t, &t->v[i]);
 		}
 }

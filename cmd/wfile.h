@@ -21,7 +21,8 @@
 struct uo_wfile {
 	uint64_t dev, ino;
 	int fd;			/* ours, read-only; -1: a free slot */
-	unsigned users;		/* watched descriptors (and open events) naming it */
+	unsigned users;		/* watched descriptors naming it, as scanned */
+	bool opened;		/* a fanotify open not yet followed by a close */
 	bool cold;		/* nothing of it was cached at first sight */
 	bool closing;		/* the program closed it: dropping what it brought in */
 	bool stream;		/* the program brought in a window or more */
@@ -82,10 +83,17 @@ void uo_wfiles_free(struct uo_wfiles *t);
 #define UO_WF_FRESH	0x1u	/* what is cached of it now is known to be the program's */
 #define UO_WF_WRITTEN	0x2u	/* the program wrote it: if it was made since we watch, it made it */
 #define UO_WF_WRITABLE	0x4u	/* the program has it open for writing */
+/*
+ * Seen through a fanotify open.  Events of one file are merged while
+ * unread (two opens and their closes can come as one event), so they
+ * are not counted: an open marks the file open, any close unmarks it.
+ */
+#define UO_WF_EVENT	0x8u
 
 /*
  * A watched process has the file of fd open (fd is ours: a reopening, or
- * a fanotify event's).  Returns the file's index, its users counted up,
+ * a fanotify event's).  Returns the file's index, its users counted up
+ * (or, for UO_WF_EVENT, marked open),
  * or -1 if the file is not followed (not regular, memory fs).  flags:
  * UO_WF_*.
  */
@@ -104,8 +112,14 @@ void uo_wfiles_listing(struct uo_wfiles *t, int dir);
 /* The program closed the file written (fanotify said so): it writes it. */
 void uo_wfiles_written(struct uo_wfiles *t, int i);
 
-/* One user fewer; at none, what the program brought in goes. */
+/*
+ * One user fewer; at none, and no open event left unclosed, what the
+ * program brought in goes.
+ */
 void uo_wfiles_release(struct uo_wfiles *t, int i);
+
+/* A close event (fanotify): the open events are closed, and as above. */
+void uo_wfiles_closed(struct uo_wfiles *t, int i);
 
 /* Each sample: follow residency growth, start writeback, retry drops. */
 void uo_wfiles_work(struct uo_wfiles *t);

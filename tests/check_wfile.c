@@ -10,6 +10,8 @@
  *		soon as it is clean, while the program still has it open
  *	unlinked	a temporary file (unlinked) is not followed: no descriptor
  *		of ours keeps its pages, and it is never written back by us
+ *	events	fanotify's events of a file, merged (two opens, one event of
+ *		their closes): the file is released at the close all the same
  *	others	a cold file the program only holds open for reading, appended
  *		to by another process: the appended data is not the program's
  *		(neither its dirty pages nor its growth) and stays cached
@@ -201,6 +203,44 @@ START_TEST(test_unlinked)
 }
 END_TEST
 
+START_TEST(test_events)
+{
+	char p[512];
+	int prog, ours, i, j;
+	int64_t after;
+
+	if (uot_skipped("events"))
+		return;
+	path(p, sizeof(p), "events");
+	ck_assert_int_eq(uot_make_file(p, BIG_MIB * UOT_MIB, 4), 0);
+	ck_assert_int_eq(uot_make_cold(p), 0);
+	ours = open(p, O_RDONLY);
+	ck_assert_int_ge(ours, 0);
+	/* Opened twice (dd opens its output twice), both opens reported. */
+	i = uo_wfiles_see(&wf, ours, UO_WF_EVENT);
+	j = uo_wfiles_see(&wf, ours, UO_WF_EVENT);
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_eq(i, j);
+	prog = open(p, O_RDONLY);
+	ck_assert_int_ge(prog, 0);
+	read_all(prog);
+	close(prog);
+	ck_assert_msg(uot_resident(p, NULL) >= (int64_t)(BIG_MIB / 2) * (int64_t)UOT_MIB,
+		      "the read did not cache the file: this test cannot tell");
+	/* Both closes merged into one event. */
+	uo_wfiles_closed(&wf, i);
+	uo_wfiles_work(&wf);
+	after = uot_resident(p, NULL);
+	printf("wfile: events: %.1f of %d MiB left cached, %s followed\n", uot_mib((uint64_t)after),
+	       BIG_MIB, uo_wfiles_find(&wf, ours) >= 0 ? "still" : "no longer");
+	ck_assert_msg(uo_wfiles_find(&wf, ours) < 0,
+		      "a file whose open events were all closed is still followed (held open)");
+	close(ours);
+	ck_assert_msg(after <= 2 * (int64_t)UOT_MIB, "what the read brought in stayed: %.1f MiB",
+		      uot_mib((uint64_t)after));
+}
+END_TEST
+
 START_TEST(test_others)
 {
 	char p[512];
@@ -278,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, test_brought);
 	tcase_add_test(tc, test_written);
 	tcase_add_test(tc, test_unlinked);
+	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_others);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
