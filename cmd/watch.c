@@ -1167,14 +1167,8 @@ static bool uo_wfan_ours(struct uo_watch *w, pid_t pid)
 	unsigned i;
 	pid_t ppid;
 
-	/*
-	 * A watched process gone by now: its events were queued while it
-	 * lived (a short-lived child's close, read after it exited, must
-	 * balance its open, or the file stays followed and held for ever).
-	 */
-	for (i = 0; i < w->nprocs; i++)
-		if (w->procs[i].pid == pid)
-			return true;
+	if (uo_wproc_index(w, pid) >= 0)
+		return true;
 	for (i = 0; i < w->nforeign && i < 256; i++)
 		if (w->foreign[i] == pid)
 			return false;
