@@ -77,6 +77,19 @@ static void teardown(void)
 	uo_wfiles_free(&wf);
 }
 
+/* The program's descriptor and ours on a file it reads; the watcher follows ours. */
+static int see_reader(const char *p, int *prog, int *ours)
+{
+	int i;
+
+	*prog = open(p, O_RDONLY);
+	*ours = open(p, O_RDONLY);
+	ck_assert(*prog >= 0 && *ours >= 0);
+	i = uo_wfiles_see(&wf, *ours, 0);
+	ck_assert_int_ge(i, 0);
+	return i;
+}
+
 START_TEST(test_before)
 {
 	char p[512];
@@ -88,11 +101,7 @@ START_TEST(test_before)
 	path(p, sizeof(p), "before");
 	ck_assert_int_eq(uot_make_file(p, FILE_MIB * UOT_MIB, 1), 0);
 	ck_assert_int_eq(uot_sh("cat '%s' >/dev/null", p), 0);
-	prog = open(p, O_RDONLY);
-	ours = open(p, O_RDONLY);
-	ck_assert(prog >= 0 && ours >= 0);
-	i = uo_wfiles_see(&wf, ours, 0);
-	ck_assert_int_ge(i, 0);
+	i = see_reader(p, &prog, &ours);
 	read_all(prog);
 	uo_wfiles_work(&wf);
 	uo_wfiles_release(&wf, i);
@@ -116,11 +125,7 @@ START_TEST(test_brought)
 		return;
 	path(p, sizeof(p), "brought");
 	ck_assert_int_eq(uot_make_file(p, BIG_MIB * UOT_MIB, 2), 0);
-	prog = open(p, O_RDONLY);
-	ours = open(p, O_RDONLY);
-	ck_assert(prog >= 0 && ours >= 0);
-	i = uo_wfiles_see(&wf, ours, 0);
-	ck_assert_int_ge(i, 0);
+	i = see_reader(p, &prog, &ours);
 	read_all(prog);
 	ck_assert_msg(uot_resident(p, NULL) >= (int64_t)(BIG_MIB / 2) * (int64_t)UOT_MIB,
 		      "the read did not cache the file: this test cannot tell");
