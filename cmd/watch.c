@@ -1585,8 +1585,10 @@ int uo_watch_run(char *const *argv, const struct uo_watch_opts *o)
 	uo_winit(&w, o);
 	w.child = pid;
 	err = uo_wproc_add(&w, pid);
-	if (err && o->verbose)
-		uo_wsay("cannot watch %s: %s", argv[0], strerror(err));
+	/* Gone already is no news; refused is (a setuid program: not guarded). */
+	if (err && (err != ENOENT || o->verbose))
+		uo_wsay("cannot watch %s: %s (it runs unguarded; only processes you may trace "
+			"are watched: your own, not setuid; see ptrace(2))", argv[0], strerror(err));
 	uo_wloop(&w);
 	uo_wfree(&w);
 	if (!w.child_done)

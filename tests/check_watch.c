@@ -140,6 +140,18 @@ START_TEST(test_refused)
 	st = uot_sh("grep -q 'cannot watch process 1: Permission denied' %s", out);
 	unlink(out);
 	ck_assert_msg(st == 0, "no clear message when refused");
+
+	/* A setuid command runs, unguarded, with its status, and the user is told. */
+	if (uot_sh("test -u /usr/bin/mount") != 0) {
+		printf("watch: refused setuid command: skipped: /usr/bin/mount is not setuid\n");
+		return;
+	}
+	st = uot_sh("setpriv --reuid=65534 --regid=65534 --clear-groups %s --watch "
+		    "/usr/bin/mount >/dev/null 2>%s", uot_useonce(), out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	st = uot_sh("grep -q 'cannot watch /usr/bin/mount: Permission denied' %s", out);
+	unlink(out);
+	ck_assert_msg(st == 0, "no message when watching a setuid command was refused");
 }
 END_TEST
 
