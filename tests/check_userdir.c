@@ -279,12 +279,9 @@ static int warnings(const char *script, bool tty)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(uot_exited_ok(status));
 	if (!tty) {
-		int fd = open(d.err, O_RDONLY);
-
-		ck_assert_int_ge(fd, 0);
-		got = read(fd, buf, sizeof(buf) - 1);
-		len = got > 0 ? (size_t)got : 0;
-		close(fd);
+		got = uot_read_text(d.err, buf, sizeof(buf));
+		ck_assert_int_ge(got, 0);
+		len = (size_t)got;
 	}
 	buf[len] = '\0';
 	for (char *p = buf; (p = strstr(p, "useonce:")); p++)

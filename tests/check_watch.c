@@ -334,16 +334,9 @@ struct outcome {
 static uint64_t cache_drops(void)
 {
 	char buf[8192], *p;
-	ssize_t n;
-	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (uot_read_text("/proc/vmstat", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strstr(buf, "\ndrop_pagecache ");
 	return p ? strtoull(p + 16, NULL, 10) : 0;
 }

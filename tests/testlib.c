@@ -149,24 +149,38 @@ static void uot_nap(long ns)
 	nanosleep(&ts, NULL);
 }
 
+ssize_t uot_read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), saved;
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 /* A zombie counts as dead: a run killed by SIGKILL may wait a while to be reaped. */
 static bool uot_pid_alive(pid_t pid)
 {
 	char path[64], buf[256], *paren;
 	ssize_t n;
-	int fd;
 
 	if (kill(pid, 0) != 0 && errno != EPERM)
 		return false;
 	uot_fmt(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = uot_read_text(path, buf, sizeof(buf));
+	if (n < 0 && errno == ENOENT)
+		return false;
 	if (n <= 0)
 		return true;
-	buf[n] = '\0';
 	/* "pid (comm) S ...": comm may hold anything, so look after the last ')'. */
 	paren = strrchr(buf, ')');
 	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
@@ -412,18 +426,12 @@ static int uot_cg_kill_all(const char *cg)
 	if (uot_cg_file(path, sizeof(path), cg, "cgroup.procs") != 0)
 		return -1;
 	for (round = 0; round < 250; round++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		ssize_t n;
+		ssize_t n = uot_read_text(path, buf, sizeof(buf));
 		char *p, *end;
 		bool any = false;
 
-		if (fd < 0)
-			return errno == ENOENT ? 0 : -1;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
 		if (n < 0)
-			return -1;
-		buf[n] = '\0';
+			return errno == ENOENT ? 0 : -1;
 		for (p = buf; *p; p = end) {
 			long pid = strtol(p, &end, 10);
 
@@ -525,36 +533,19 @@ int uot_cgroup_reset(struct uot_cgroup *cg)
 static uint64_t uot_read_u64(const char *path)
 {
 	char buf[64];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoull(buf, NULL, 10);
+	return uot_read_text(path, buf, sizeof(buf)) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
 int uot_cgroup_stat(const struct uot_cgroup *cg, struct uot_memstat *ms)
 {
 	char path[PATH_MAX], buf[8192], *line, *save = NULL;
-	ssize_t n;
-	int fd;
 
 	memset(ms, 0, sizeof(*ms));
 	if (uot_cg_file(path, sizeof(path), cg->path, "memory.stat") != 0)
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return uot_fail("cannot open %s: %s", path, strerror(errno));
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
+	if (uot_read_text(path, buf, sizeof(buf)) < 0)
 		return uot_fail("cannot read %s: %s", path, strerror(errno));
-	buf[n] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long v;
 		char key[64];

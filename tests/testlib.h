@@ -172,6 +172,12 @@ int uot_make_file(const char *path, uint64_t size, uint32_t seed);
 int uot_files_equal(const char *a, uint64_t a_off, const char *b, uint64_t b_off,
 		    uint64_t len);
 
+/*
+ * A small file (/proc, /sys, cgroup files) read into buf in one read and
+ * NUL-terminated: its length, or -1 with errno (buf then empty).
+ */
+ssize_t uot_read_text(const char *path, char *buf, size_t size);
+
 /* Written out and dropped from the page cache: this file only. */
 int uot_make_cold(const char *path);
 
