@@ -118,12 +118,12 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 /*
  * A wrapper: the kind's body, with the row's 'what' as its last arguments.
- * Kinds with a UO_PASS_kind test (reads and writes: below) are split in
+ * Kinds with a UO_PASS_kind test (reads, writes and stdio: below) are split in
  * two.  The exported function asks, before the call, whether there is
  * anything to do after it (guard.h, uo_pass); if not, it jumps to libc's
  * function, keeping no frame and no register of its own.  Otherwise it
- * jumps to the whole body, out of line.  A cached 4 KiB read or a write to
- * /dev/null then costs a few loads and a jump.
+ * jumps to the whole body, out of line.  A write to /dev/null or a pipe,
+ * or a stdio call its buffer serves, then costs a few loads and a jump.
  */
 #define UO_WRAPPER(name, kind, ret, params, args, fail, what)			\
 	UO_CAT(UO_WRAPPER_, UO_HAS_PASS(kind))(name, kind, ret, params, args, fail, what)
