@@ -144,7 +144,7 @@ static void uo_say_ignored(void)
 			uo_line_str(l, "...");
 		uo_line_str(l, tail);
 	}
-	/* On a terminal, once per session: the same line again would be noise. */
+	/* Once per session where it goes (userdir.c): the same line again would be noise. */
 	if (!uo_said_in_session(l->buf, l->len))
 		uo_line_write(l, STDERR_FILENO);
 	errno = saved;

@@ -98,17 +98,26 @@ int uo_userdir_open(void)
 }
 
 /*
- * Warnings said once per session and terminal.  A bad value set for a whole
- * session is a line on every command's stderr otherwise.  Only a terminal
- * is spared the repeats: there the user saw the line, on that very screen.
- * A log file, a pipe, a script's captured stderr each get their line, as a
- * program there may be the only one whose output anyone reads.
+ * Warnings said once per session and destination.  A bad value set for a
+ * whole session is a line on every command's stderr otherwise: in every
+ * terminal, in every log of a cron job, once per process of a build.
+ *
+ * A line is left unsaid only where the very same line already went, in
+ * this session: the same terminal, the same pipe (a pipeline's reader, a
+ * `make 2>&1 | tee log`), the same socket (a service's journal stream), or
+ * the same regular file while it still holds it (a file truncated or
+ * replaced since is said to again).  Everything else gets its line: a
+ * named FIFO (its reader may have changed), /dev/null, a new pipe (each
+ * `$(cmd 2>&1)`, each captured stderr of a subprocess), another session.
  *
  * The session is the session id with its leader's start time (a session id
- * is a pid, and pids come back); the terminal is the device stderr is on.
+ * is a pid, and pids come back); the destination is what stderr names.
  * Notes are fixed-size entries in a small file of the private directory,
  * the oldest overwritten, torn ones taken as empty (the record's way).
- * Whenever something cannot be known, the line is said.
+ * Nothing else is kept and the environment is left alone: children see
+ * exactly what the program gave them.  Two processes starting at once may
+ * both say the line (no locks: nothing here may wait); whenever something
+ * cannot be known, the line is said.
  */
 #define UO_SAID_SLOTS	64
 #define UO_SAID_CHECK	0x5bd1e9955bd1e995ULL
@@ -116,7 +125,8 @@ int uo_userdir_open(void)
 struct uo_said_entry {
 	uint64_t key;
 	uint64_t when;		/* CLOCK_REALTIME seconds, for choosing the oldest */
-	uint64_t check;		/* key ^ when ^ UO_SAID_CHECK, else torn */
+	uint64_t end;		/* a regular file: where the line ended in it; else 0 */
+	uint64_t check;		/* key ^ when ^ end ^ UO_SAID_CHECK, else torn */
 };
 
 static uint64_t uo_said_mix(uint64_t h, uint64_t v)
@@ -153,25 +163,60 @@ static uint64_t uo_leader_start(long sid)
 	return start;
 }
 
+/* Is stderr an anonymous pipe ("pipe:[N]"), not a named FIFO whose reader may change? */
+static bool uo_stderr_is_pipe(void)
+{
+	char link[16];
+	long n = uo_sys(SYS_readlinkat, AT_FDCWD, "/proc/self/fd/2", link, sizeof(link));
+
+	return n > 5 && link[0] == 'p' && link[1] == 'i' && link[2] == 'p' && link[3] == 'e' &&
+	       link[4] == ':';
+}
+
+/*
+ * Where a line of 'len' bytes written now to stderr, a regular file, ends:
+ * at the end of the file if it is appended to, else at the file position.
+ * 0: unknown (the line is said).
+ */
+static uint64_t uo_stderr_end(const struct uo_file *f, size_t len)
+{
+	long flags = uo_sys(SYS_fcntl, STDERR_FILENO, F_GETFL);
+	int64_t at;
+
+	if (flags < 0)
+		return 0;
+	at = (flags & O_APPEND) ? (int64_t)f->size : uo_cursor(STDERR_FILENO);
+	return at < 0 ? 0 : (uint64_t)at + len + 1;
+}
+
 bool uo_said_in_session(const char *text, size_t len)
 {
 	struct uo_said_entry e[UO_SAID_SLOTS], now_e;
 	char termios_buf[64] __attribute__((aligned(8)));
-	struct uo_file tty, rec;
-	uint64_t key = 1, now, start;
+	struct uo_file to, rec;
+	uint64_t key = 1, now, start, end = 0;
 	long sid;
 	unsigned i, slot = 0;
 	bool said = false;
 	int dir, fd;
 
-	if (uo_sys(SYS_ioctl, STDERR_FILENO, TCGETS, termios_buf) != 0 ||
-	    uo_fstat(STDERR_FILENO, &tty) != 0 || !uo_clock_ms(CLOCK_REALTIME, &now))
+	if (uo_fstat(STDERR_FILENO, &to) != 0)
+		return false;
+	if (S_ISREG(to.mode)) {
+		if (!(end = uo_stderr_end(&to, len)))
+			return false;
+	} else if (!S_ISSOCK(to.mode) && !(S_ISFIFO(to.mode) && uo_stderr_is_pipe()) &&
+		   uo_sys(SYS_ioctl, STDERR_FILENO, TCGETS, termios_buf) != 0) {
+		/* /dev/null, a named FIFO, another device: said, and nothing noted. */
+		return false;
+	}
+	if (!uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
 	sid = uo_sys(SYS_getsid, 0);
 	if (sid <= 0 || !(start = uo_leader_start(sid)))
 		return false;
 	key = uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(key, (uint64_t)sid), start),
-				      tty.dev), tty.ino);
+				      to.dev), to.ino);
 	for (i = 0; i < len; i++)
 		key = uo_said_mix(key, (unsigned char)text[i]);
 	key = key ? key : 1;
@@ -189,22 +234,27 @@ bool uo_said_in_session(const char *text, size_t len)
 		goto out;
 	/* A short or new file reads as empty entries. */
 	for (i = 0; i < UO_SAID_SLOTS; i++)
-		e[i].key = e[i].when = e[i].check = 0;
+		e[i].key = e[i].when = e[i].end = e[i].check = 0;
 	if (uo_sys(SYS_pread64, fd, e, sizeof(e), 0) < 0)
 		goto out;
 	for (i = 0; i < UO_SAID_SLOTS; i++) {
-		if ((e[i].key ^ e[i].when ^ UO_SAID_CHECK) != e[i].check)
-			e[i].key = e[i].when = 0;
+		if ((e[i].key ^ e[i].when ^ e[i].end ^ UO_SAID_CHECK) != e[i].check)
+			e[i].key = e[i].when = e[i].end = 0;
 		if (e[i].key == key) {
-			said = true;
-			goto out;
+			/* A file shorter than where the line ended lost it: say it again, here. */
+			said = to.size >= e[i].end;
+			slot = i;
+			break;
 		}
 		if (e[i].when < e[slot].when)
 			slot = i;
 	}
+	if (said)
+		goto out;
 	now_e.key = key;
 	now_e.when = now;
-	now_e.check = key ^ now ^ UO_SAID_CHECK;
+	now_e.end = end;
+	now_e.check = key ^ now ^ end ^ UO_SAID_CHECK;
 	uo_sys(SYS_pwrite64, fd, &now_e, sizeof(now_e), (off_t)(slot * sizeof(now_e)));
 out:
 	uo_sys(SYS_close, fd);

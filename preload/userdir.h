@@ -1,7 +1,7 @@
 /*
  * The user's private directory (userdir.c says which, and how it is
  * trusted), and what lives there besides the record of streams: the note
- * that a warning was already said on this terminal in this session.
+ * that a warning was already said where stderr goes, in this session.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -15,9 +15,11 @@
 int uo_userdir_open(void);
 
 /*
- * True if the same text was already said on this terminal (stderr) in this
- * session; else notes that it is being said now and returns false.  Always
- * false when stderr is not a terminal or nothing can be known safely.
+ * True if the same text was already said in this session where stderr goes
+ * now (the same terminal, anonymous pipe or socket; the same regular file,
+ * which still holds it); else notes that it is being said now, 'len' bytes
+ * and a newline, and returns false.  Always false for other destinations
+ * (/dev/null, a named FIFO) or when nothing can be known safely.
  */
 bool uo_said_in_session(const char *text, size_t len);
 

@@ -8,8 +8,9 @@
  * runtime directory that is not ours (root after su, the user's variable
  * still set) is passed over the same way.
  *
- * Warnings: on a terminal, a session sees each distinct line once; written
- * anywhere else, every process says its line.
+ * Warnings: a session sees each distinct line once wherever it goes (a
+ * terminal, a pipe, a file while it still holds the line); a named FIFO
+ * gets it from every process, its reader may change.
  *
  * TMPDIR points into the test's own directory: the real /tmp is not
  * touched.  Where /run/user/UID exists the library uses it first, and the
@@ -235,29 +236,65 @@ START_TEST(test_runtime_dir_not_ours)
 }
 END_TEST
 
+/* Where the script's stderr goes. */
+enum dest { TO_FILE, TO_TTY, TO_PIPE, TO_FIFO };
+
+static const char *const dest_name[] = { "a file", "a terminal", "a pipe", "a named FIFO" };
+
+/* The read end of a named FIFO, opened before its write end, then made blocking. */
+static int open_fifo(int *reader)
+{
+	char fifo[700];
+	int w;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", d.dir);
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	*reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(*reader, 0);
+	w = open(fifo, O_WRONLY);
+	ck_assert_int_ge(w, 0);
+	ck_assert_int_eq(fcntl(*reader, F_SETFL, 0), 0);
+	unlink(fifo);
+	return w;
+}
+
 /*
- * sh -c SCRIPT in a session of its own, stderr on a terminal (_tty) or on
- * a file; the number of "useonce:" lines said.
+ * sh -c SCRIPT in a session of its own, stderr to 'to' (a file: d.err, which
+ * the script may name as $ERR); the number of "useonce:" lines said there.
  */
-static int warnings(const char *script, bool tty)
+static int warnings(const char *script, enum dest to)
 {
 	const char *argv[] = { "sh", "-c", script, NULL };
+	char err_env[620];
 	char *envp[] = { d.preload, d.tmpdir, "USEONCE_WINDOW=bogus",
-			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+			 "PATH=/usr/sbin:/usr/bin:/sbin:/bin", err_env, NULL };
 	char buf[8192];
 	size_t len = 0;
-	int master = -1, slave, status, n = 0;
+	int reader = -1, slave, status, n = 0, p[2];
 	ssize_t got;
 	pid_t pid;
 
-	if (tty) {
-		master = posix_openpt(O_RDWR | O_NOCTTY);
-		ck_assert_int_ge(master, 0);
-		ck_assert_int_eq(grantpt(master), 0);
-		ck_assert_int_eq(unlockpt(master), 0);
-		slave = open(ptsname(master), O_RDWR | O_NOCTTY);
-	} else {
+	snprintf(err_env, sizeof(err_env), "ERR=%s", d.err);
+	switch (to) {
+	case TO_TTY:
+		reader = posix_openpt(O_RDWR | O_NOCTTY);
+		ck_assert_int_ge(reader, 0);
+		ck_assert_int_eq(grantpt(reader), 0);
+		ck_assert_int_eq(unlockpt(reader), 0);
+		slave = open(ptsname(reader), O_RDWR | O_NOCTTY);
+		break;
+	case TO_PIPE:
+		ck_assert_int_eq(pipe(p), 0);
+		reader = p[0];
+		slave = p[1];
+		break;
+	case TO_FIFO:
+		slave = open_fifo(&reader);
+		break;
+	default:
 		slave = open(d.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		break;
 	}
 	ck_assert_int_ge(slave, 0);
 	pid = fork();
@@ -265,51 +302,81 @@ static int warnings(const char *script, bool tty)
 	if (pid == 0) {
 		setsid();
 		dup2(slave, STDERR_FILENO);
+		if (reader >= 0)
+			close(reader);
 		execve("/bin/sh", (char **)argv, envp);
 		_exit(127);
 	}
 	close(slave);
-	if (tty) {
-		/* Until every end of the terminal is closed (EIO). */
-		while (len < sizeof(buf) - 1 && (got = read(master, buf + len,
+	if (reader >= 0) {
+		/* Until every writer is gone (a terminal: EIO). */
+		while (len < sizeof(buf) - 1 && (got = read(reader, buf + len,
 							       sizeof(buf) - 1 - len)) > 0)
 			len += (size_t)got;
-		close(master);
+		close(reader);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(uot_exited_ok(status));
-	if (!tty) {
+	if (to == TO_FILE) {
 		got = uot_read_text(d.err, buf, sizeof(buf));
 		ck_assert_int_ge(got, 0);
 		len = (size_t)got;
 	}
+	/* A file truncated under a shared offset has a hole before the line. */
+	for (size_t i = 0; i < len; i++)
+		buf[i] = buf[i] ? buf[i] : ' ';
 	buf[len] = '\0';
-	for (char *p = buf; (p = strstr(p, "useonce:")); p++)
+	for (char *q = buf; (q = strstr(q, "useonce:")); q++)
 		n++;
 	return n;
 }
 
-/* Three processes, one bad value; then a fourth with a second one. */
+/*
+ * sh and three processes, one bad value: one line wherever it goes, once a
+ * session (_i: the destination).  Before, a file and a pipe got a line a
+ * process.  A named FIFO still gets a line a process: its reader may change.
+ */
 START_TEST(test_warned_once_per_session)
 {
 	static const char script[] = "/bin/true; /bin/true; /bin/true";
 	static const char two[] = "/bin/true; /bin/true; USEONCE_GUARD=zz /bin/true; "
 				  "USEONCE_GUARD=zz /bin/true";
-	int file, term, again, other;
+	int first, again, other, expected = _i == TO_FIFO ? 4 : 1;
 
 	if (uot_skipped(NULL) || run_user_exists(0))
 		return;
 	clean();
-	file = warnings(script, false);
-	term = warnings(script, true);
-	again = warnings(script, true);
-	other = warnings(two, true);
-	printf("userdir: sh + 3 processes, one bad value: %d lines to a file, %d to a terminal "
-	       "(a new session: %d); two problem sets: %d\n", file, term, again, other);
-	ck_assert_int_eq(file, 4);
-	ck_assert_int_eq(term, 1);
-	ck_assert_int_eq(again, 1);
-	ck_assert_int_eq(other, 2);
+	first = warnings(script, (enum dest)_i);
+	again = warnings(script, (enum dest)_i);
+	other = warnings(two, (enum dest)_i);
+	printf("userdir: sh + 3 processes, one bad value, to %s: %d lines (a new session: %d); "
+	       "two problem sets: %d\n", dest_name[_i], first, again, other);
+	ck_assert_msg(first == expected, "to %s: %d lines, not %d", dest_name[_i], first, expected);
+	ck_assert_int_eq(again, expected);
+	ck_assert_int_eq(other, _i == TO_FIFO ? 5 : 2);
+}
+END_TEST
+
+/*
+ * A file that lost the line (truncated, or another file in its place) is
+ * told again; one that still holds it, appended to by the next process, not.
+ */
+START_TEST(test_warned_again_when_lost)
+{
+	static const char truncated[] = "/bin/true; : >\"$ERR\"; /bin/true; /bin/true";
+	static const char replaced[] = "/bin/true; rm \"$ERR\"; /bin/true 2>\"$ERR\"; "
+				       "/bin/true 2>>\"$ERR\"";
+	int t, r;
+
+	if (uot_skipped(NULL) || run_user_exists(0))
+		return;
+	clean();
+	t = warnings(truncated, TO_FILE);
+	r = warnings(replaced, TO_FILE);
+	printf("userdir: a file truncated after the first line: %d in it at the end; "
+	       "removed and made again: %d\n", t, r);
+	ck_assert_msg(t == 1, "truncated: %d lines at the end, not 1", t);
+	ck_assert_msg(r == 1, "made again: %d lines at the end, not 1", r);
 }
 END_TEST
 
@@ -362,7 +429,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_made_private_and_kept, 0, 2);
 	tcase_add_loop_test(tc, test_hostile_never_used, 0, 6);
 	tcase_add_test(tc, test_runtime_dir_not_ours);
-	tcase_add_test(tc, test_warned_once_per_session);
+	tcase_add_loop_test(tc, test_warned_once_per_session, TO_FILE, TO_FIFO + 1);
+	tcase_add_test(tc, test_warned_again_when_lost);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
