@@ -221,6 +221,15 @@ const char *uo_conf_file_why(unsigned mode, unsigned uid, bool system);
 const char *uo_errno_words(int err);
 
 /*
+ * Why a directory with this st_mode and owner, opened without following a
+ * link, cannot be the user's private directory (the record of streams and
+ * the note of warnings said, userdir.c), NULL if it can: a directory of the
+ * effective user 'euid' with no permission bits for group or others.  The
+ * library and `useonce --check` judge by it alike.
+ */
+const char *uo_private_dir_why(unsigned mode, unsigned uid, unsigned euid);
+
+/*
  * String helpers of the library's start-up, which runs in every process:
  * written out, and bounded, so that the compiler makes no call of strlen
  * or strcmp of them (the first call of a libc function costs the process

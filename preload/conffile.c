@@ -179,6 +179,17 @@ const char *uo_conf_file_why(unsigned mode, unsigned uid, bool system)
 	return NULL;
 }
 
+const char *uo_private_dir_why(unsigned mode, unsigned uid, unsigned euid)
+{
+	if (!S_ISDIR(mode))
+		return "not a directory";
+	if (uid != euid)
+		return "another user's";
+	if (mode & 077)
+		return "open to group or others (not mode 0700)";
+	return NULL;
+}
+
 void uo_settings_merge(struct uo_settings *into, const struct uo_settings *from)
 {
 	unsigned i;

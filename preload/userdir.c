@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf.h"
 #include "config.h"
 #include "sys.h"
 #include "userdir.h"
@@ -48,8 +49,8 @@ static int uo_private(const char *path)
 
 	if (fd < 0)
 		return -1;
-	if (uo_fstat(fd, &f) == 0 && S_ISDIR(f.mode) &&
-	    f.uid == (uint32_t)uo_sys(SYS_geteuid) && !(f.mode & 077))
+	if (uo_fstat(fd, &f) == 0 &&
+	    !uo_private_dir_why(f.mode, f.uid, (unsigned)uo_sys(SYS_geteuid)))
 		return fd;
 	uo_sys(SYS_close, fd);
 	return -1;

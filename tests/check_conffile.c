@@ -1,8 +1,8 @@
 /*
  * The config file and value parsers on their own (preload/conffile.c, pure):
  * sizes, values, [program] sections, never/always path rules, malformed
- * lines (one warning each, the rest applies), too many rules, and the
- * shipped examples/useonce.conf.  No library, no files but the example:
+ * lines (one warning each, the rest applies), too many rules, the
+ * shipped examples/useonce.conf, and what makes a private directory.  No library, no files but the example:
  * microseconds.  Settings reaching real programs are check_config's; the
  * fuzz target (tests/fuzz) runs the same parsers on arbitrary input.
  *
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "uot_check.h"
 #include "conf.h"
@@ -379,6 +380,43 @@ START_TEST(test_table)
 END_TEST
 
 /*
+ * The private directory (the record, the note of warnings): the user's own
+ * directory with no bits for group or others, nothing else.  The library
+ * and useonce --check both judge by this.
+ */
+START_TEST(test_private_dir)
+{
+	static const struct {
+		unsigned mode, uid;
+		bool ok;
+	} c[] = {
+		{ S_IFDIR | 0700, 1000, true },
+		{ S_IFDIR | 01700, 1000, true },	/* sticky: still private */
+		{ S_IFDIR | 0500, 1000, true },
+		{ S_IFDIR | 0700, 0, false },		/* root's, for user 1000 */
+		{ S_IFDIR | 0700, 1001, false },
+		{ S_IFDIR | 0710, 1000, false },
+		{ S_IFDIR | 0701, 1000, false },
+		{ S_IFDIR | 0702, 1000, false },
+		{ S_IFDIR | 0770, 1000, false },
+		{ S_IFDIR | 01777, 1000, false },	/* as /tmp */
+		{ S_IFREG | 0700, 1000, false },
+		{ S_IFLNK | 0777, 1000, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *why = uo_private_dir_why(c[i].mode, c[i].uid, 1000);
+
+		ck_assert_msg(!why == c[i].ok, "mode %o uid %u: %s", c[i].mode, c[i].uid,
+			      why ? why : "taken");
+	}
+	ck_assert_ptr_null(uo_private_dir_why(S_IFDIR | 0700, 0, 0));
+	ck_assert_str_eq(uo_private_dir_why(S_IFDIR | 0700, 0, 1000), "another user's");
+}
+END_TEST
+
+/*
  * examples/useonce.conf documents the format: with its settings uncommented
  * ("#key = value" and "#[program NAME]" lines), it must parse without a
  * warning, and set what it shows.
@@ -437,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_too_many_rules);
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_private_dir);
 	tcase_add_test(tc, test_example);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
