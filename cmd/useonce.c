@@ -403,6 +403,90 @@ static void uo_check_file(const char *what, const char *path, bool system, bool 
 }
 
 /*
+ * One candidate for the user's private directory, judged as the library
+ * judges it (preload/userdir.c): opened without following a link, then
+ * uo_private_dir_why.  1: it is the one; 0: it does not exist; -1: it
+ * exists and is passed over, 'why' says why.
+ */
+static int uo_check_dir(const char *path, const char **why)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		int err = errno;
+
+		if (err == ENOENT)
+			return 0;
+		*why = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? "a symbolic link (never followed)" :
+		       err == ENOTDIR ? "not a directory" : uo_errno_words(err);
+		return -1;
+	}
+	*why = fstat(fd, &st) != 0 ? "cannot be read" :
+	       uo_private_dir_why(st.st_mode, st.st_uid, geteuid());
+	close(fd);
+	return *why ? -1 : 1;
+}
+
+/*
+ * Where the library keeps its record of recent streams (and its note of
+ * warnings said): the first of $XDG_RUNTIME_DIR, /run/user/UID and
+ * $TMPDIR/useonce-UID (else /tmp/useonce-UID) that is the user's own and
+ * private.  A candidate passed over is said; none at all is a problem (the
+ * library stays quiet about it: files streamed again are read from disk
+ * again).  Nothing is made here: the first program that needs it makes
+ * useonce-UID.
+ */
+static void uo_check_private(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *tmp = getenv("TMPDIR"), *why, *dir;
+	char path[300];
+	int got;
+
+	/* As preload/config.c takes them: absolute, and short enough. */
+	if (xdg && xdg[0] == '/' && strlen(xdg) < 256) {
+		dir = xdg;
+		got = uo_check_dir(xdg, &why);
+		if (got > 0)
+			goto found;
+		printf("useonce: XDG_RUNTIME_DIR=");
+		uo_print_safe(xdg);
+		printf(": %s; passed over\n", got ? why : "no such directory");
+	}
+	dir = path;
+	snprintf(path, sizeof(path), "/run/user/%u", (unsigned)geteuid());
+	got = uo_check_dir(path, &why);
+	if (got > 0)
+		goto found;
+	if (got < 0)
+		printf("useonce: %s: %s; passed over\n", path, why);
+	if (!tmp || tmp[0] != '/' || strlen(tmp) >= 230)
+		tmp = "/tmp";
+	snprintf(path, sizeof(path), "%s/useonce-%u", tmp, (unsigned)geteuid());
+	got = uo_check_dir(path, &why);
+	if (got > 0)
+		goto found;
+	if (got == 0 && access(tmp, W_OK | X_OK) == 0) {
+		fputs("useonce: record of recent streams: ", stdout);
+		uo_print_safe(path);
+		puts("/useonce-streams (the directory is made, mode 0700, when first needed)");
+		return;
+	}
+	if (got == 0)
+		why = access(tmp, F_OK) == 0 ? "cannot be made" : "no such directory";
+	fputs("useonce: ", stdout);
+	uo_print_safe(got ? path : tmp);
+	printf(": %s; no record of recent streams (a file streamed again is read from disk "
+	       "again)\n", why);
+	uo_problems++;
+	return;
+found:
+	fputs("useonce: record of recent streams: ", stdout);
+	uo_print_safe(dir);
+	puts("/useonce-streams");
+}
+
+/*
  * The system file, the user's (or USEONCE_CONFIG's), then the USEONCE_
  * variables, in the order the library reads them.  A variable it does not
  * know is no problem to the library, which never looks at it: a typo in a
@@ -455,6 +539,7 @@ static int uo_check_all(void)
 		if (why)
 			uo_problem_var(uo_setting_table[row].env, value, why);
 	}
+	uo_check_private();
 	printf("useonce: %u USEONCE_ variable%s; %u problem%s\n", vars, vars == 1 ? "" : "s",
 	       uo_problems, uo_problems == 1 ? "" : "s");
 	return uo_problems ? 1 : 0;

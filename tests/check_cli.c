@@ -670,6 +670,99 @@ START_TEST(test_check)
 }
 END_TEST
 
+/*
+ * --check says where the record of recent streams lives without
+ * XDG_RUNTIME_DIR, makes nothing, and calls a useonce-UID it would refuse a
+ * problem (the library passes it over without a word): _i 0 none yet, 1
+ * ours and private, 2 open to others, 3 a symbolic link, 4 another user's
+ * (root only); 5 an XDG_RUNTIME_DIR of another user's, passed over for a
+ * fallback that is fine.
+ */
+#define CLI_NPRIVATE 6
+START_TEST(test_check_private)
+{
+	static const char *const name[CLI_NPRIVATE] = {
+		"none yet", "ours", "open to others", "a link", "another user's",
+		"a runtime directory of another user's",
+	};
+	static const char *const said[CLI_NPRIVATE] = {
+		"(the directory is made, mode 0700, when first needed)", "/useonce-streams\n",
+		": open to group or others (not mode 0700); no record of recent streams",
+		": a symbolic link (never followed); no record of recent streams",
+		": another user's; no record of recent streams", ": another user's; passed over",
+	};
+	char tmp[PATH_MAX], dir[PATH_MAX + 32], run[PATH_MAX], tmp_env[PATH_MAX + 8],
+	     xdg_env[PATH_MAX + 32], run_user[64];
+	const char *env[] = { tmp_env, xdg_env, NULL };
+	const char *argv[] = { cli_useonce(), "--check", NULL };
+	static struct cli_out o;
+	struct stat st;
+	const char *line;
+	bool problem = _i >= 2 && _i <= 4;
+
+	ck_assert_msg(!uot_skip_reason()[0], "no scratch directory: %s", uot_skip_reason());
+	snprintf(run_user, sizeof(run_user), "/run/user/%u", (unsigned)geteuid());
+	if (stat(run_user, &st) == 0) {
+		printf("cli: check_private: %s exists, the library takes it first: passed over\n",
+		       run_user);
+		return;
+	}
+	if (_i == 4 && geteuid() != 0) {
+		printf("cli: check_private: not root: cannot give a directory to another user\n");
+		return;
+	}
+	uot_scratch_path(tmp, sizeof(tmp), "private");
+	uot_sh("rm -rf '%s'", tmp);
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	uot_sfmt(dir, sizeof(dir), "%s/useonce-%u", tmp, (unsigned)geteuid());
+	uot_sfmt(tmp_env, sizeof(tmp_env), "TMPDIR=%s", tmp);
+	/* Empty: the library and --check both take it as none. */
+	uot_sfmt(xdg_env, sizeof(xdg_env), "XDG_RUNTIME_DIR=");
+	switch (_i) {
+	case 1:
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		break;
+	case 2:
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		ck_assert_int_eq(chmod(dir, 0755), 0);
+		break;
+	case 3:
+		ck_assert_int_eq(symlink(tmp, dir), 0);
+		break;
+	case 4:
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+		break;
+	case 5:
+		uot_scratch_path(run, sizeof(run), "private/run");
+		ck_assert_int_eq(mkdir(run, 0700), 0);
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+		if (geteuid() == 0)
+			ck_assert_int_eq(chown(run, 65534, 65534), 0);
+		else
+			ck_assert_int_eq(chmod(run, 0755), 0);
+		uot_sfmt(xdg_env, sizeof(xdg_env), "XDG_RUNTIME_DIR=%s", run);
+		break;
+	}
+	cli_run(argv, env, &o);
+	/* The line that says where the record is, or that there is none. */
+	line = strstr(o.out, "record of recent streams");
+	while (line && line > o.out && line[-1] != '\n')
+		line--;
+	printf("cli: check_private: %s: %.*s\n", name[_i], line ? (int)strcspn(line, "\n") : 0,
+	       line ? line : "");
+	ck_assert_msg(cli_exit(&o) == (problem ? 1 : 0), "%s: --check %s:\n%s", name[_i],
+		      uot_status_str(o.status), o.out);
+	ck_assert_msg(strstr(o.out, said[_i]), "%s: --check does not say '%s':\n%s", name[_i],
+		      said[_i], o.out);
+	if (_i == 5)
+		ck_assert_msg(!strstr(o.out, "problem\n"), "passed over counted as a problem");
+	if (_i == 0)
+		ck_assert_msg(lstat(dir, &st) != 0, "--check made %s", dir);
+	uot_sh("rm -rf '%s'", tmp);
+}
+END_TEST
+
 /* ---- install ---- */
 
 /* make -C SRCDIR B=... DESTDIR=stage [vars] TARGET, quietly; 0 or -1 and 'why'. */
@@ -1543,6 +1636,7 @@ int main(void)
 	cli_add(s, "help", test_help, 0);
 	cli_add(s, "version", test_version, 0);
 	cli_add(s, "check", test_check, 0);
+	cli_add_loop(s, "check_private", test_check_private, CLI_NPRIVATE);
 	sr = srunner_create(s);
 
 	s = suite_create("install");
