@@ -683,6 +683,41 @@ START_TEST(test_one_line)
 }
 END_TEST
 
+/*
+ * The issue's session: a bad value in every variable, three processes
+ * (sh, cp, sha256sum) writing to one stderr.  One line in all, naming all
+ * nine; before, a line per process (3, and 9 per process before that).
+ */
+START_TEST(test_one_line_a_session)
+{
+	char script[3 * PATH_MAX], text[4096];
+	const char *argv[] = { "sh", "-c", script, NULL };
+	const char *env[] = {
+		"USEONCE_DISABLE=maybe", "USEONCE_THRESHOLD=abc", "USEONCE_WINDOW=abc",
+		"USEONCE_GUARD=sideways", "USEONCE_REUSE=soon", "USEONCE_TRACE=relative",
+		"USEONCE_STATS=relative", "USEONCE_DRYRUN=perhaps",
+		"USEONCE_CONFIG=/nonexistent/useonce.conf", NULL,
+	};
+	unsigned lines, named = 0;
+	const char *p;
+
+	if (uot_skipped("one_line_a_session"))
+		return;
+	set_files(NULL, NULL);
+	snprintf(script, sizeof(script), "cp '%s' '%s' && sha256sum '%s'", c.data_a, c.copy,
+		 c.copy);
+	ck_assert(uot_exited_ok(run(argv, true, env)));
+	lines = err_lines(text, sizeof(text));
+	for (p = text; (p = strstr(p, "USEONCE_")); p++)
+		named++;
+	printf("config: one_line_a_session: sh -c 'cp && sha256sum', 9 bad values: %u line(s), "
+	       "%u variables named\n", lines, named);
+	ck_assert_msg(lines == 1, "%u lines:\n%s", lines, text);
+	ck_assert_msg(named == 9 && strstr(text, "; 8 more ignored: "), "not all named:\n%s", text);
+	unlink(c.copy);
+}
+END_TEST
+
 /* ---- fixtures ---- */
 
 /* The system file sits in the build directory, outside the scratch one. */
@@ -775,6 +810,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_env);
 	tcase_add_test(tc, test_bad_keys);
 	tcase_add_test(tc, test_one_line);
+	tcase_add_test(tc, test_one_line_a_session);
 	suite_add_tcase(s, tc);
 	/* In-process: files and the system config are shared from case to case. */
 	return uot_check_run(s, true);
