@@ -2,8 +2,8 @@
  * The config file and value parsers on their own (preload/conffile.c, pure):
  * sizes, values, [program] sections, never/always path rules, malformed
  * lines (one warning each, the rest applies), too many rules, the
- * shipped examples/useonce.conf, and what makes a private directory.  No library, no files but the example:
- * microseconds.  Settings reaching real programs are check_config's; the
+ * shipped examples/useonce.conf, and what makes a private directory.  No
+ * library, no files but the example: microseconds.  Settings reaching real programs are check_config's; the
  * fuzz target (tests/fuzz) runs the same parsers on arbitrary input.
  *
  * SPDX-License-Identifier: MIT
