@@ -346,7 +346,7 @@ static bool uo_any_program(void *arg, const char *name)
  * in the line that says it is read.
  */
 static void uo_check_file(const char *what, const char *path, bool system, bool named,
-			  const char *home)
+			  const char *home, struct uo_settings *into)
 {
 	static char text[UO_CONF_SIZE];
 	static struct uo_rules rules;
@@ -400,6 +400,8 @@ static void uo_check_file(const char *what, const char *path, bool system, bool 
 	memset(&rules, 0, sizeof(rules));
 	global.set = program.set = 0;
 	uo_conf_parse(text, len, &ctx, &global, &program, &rules);
+	/* What every program gets: [program] sections are each their own. */
+	uo_settings_merge(into, &global);
 }
 
 /*
@@ -499,12 +501,14 @@ static int uo_check_all(void)
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *value;
 	char user[512] = "";
 	unsigned vars = 0;
+	/* The settings every program gets, as far as the record needs them. */
+	struct uo_settings set = { .set = 0 };
 	char **e;
 	int row;
 
 	if (home && home[0] != '/')
 		home = NULL;
-	uo_check_file("system file", system_file, true, false, home);
+	uo_check_file("system file", system_file, true, false, home, &set);
 	if (named && !*named)
 		uo_problem_var(USEONCE_ENV_CONFIG, named, UO_EMPTY);
 	if (named && *named) {
@@ -518,9 +522,8 @@ static int uo_check_all(void)
 		snprintf(user, sizeof(user), "%s/.config/useonce/config", home);
 	}
 	if (user[0])
-		uo_check_file("user file", user, false, named && *named, home);
+		uo_check_file("user file", user, false, named && *named, home, &set);
 	for (e = environ; *e; e++) {
-		struct uo_settings unused;
 		const char *why;
 
 		if (strncmp(*e, "USEONCE_", 8))
@@ -535,11 +538,14 @@ static int uo_check_all(void)
 		}
 		if (row == UO_S_CONFIG)
 			continue;
-		why = uo_setting_parse(&uo_setting_table[row], value, &unused);
+		why = uo_setting_parse(&uo_setting_table[row], value, &set);
 		if (why)
 			uo_problem_var(uo_setting_table[row].env, value, why);
 	}
-	uo_check_private();
+	if ((set.set & UO_SET_REUSE) && !set.reuse_s)
+		puts("useonce: record of recent streams: off (reuse 0)");
+	else
+		uo_check_private();
 	printf("useonce: %u USEONCE_ variable%s; %u problem%s\n", vars, vars == 1 ? "" : "s",
 	       uo_problems, uo_problems == 1 ? "" : "s");
 	return uo_problems ? 1 : 0;

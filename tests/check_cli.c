@@ -676,24 +676,26 @@ END_TEST
  * problem (the library passes it over without a word): _i 0 none yet, 1
  * ours and private, 2 open to others, 3 a symbolic link, 4 another user's
  * (root only); 5 an XDG_RUNTIME_DIR of another user's, passed over for a
- * fallback that is fine.
+ * fallback that is fine; 6 open to others, but USEONCE_REUSE=0: no record
+ * is wanted, so none is no problem.
  */
-#define CLI_NPRIVATE 6
+#define CLI_NPRIVATE 7
 START_TEST(test_check_private)
 {
 	static const char *const name[CLI_NPRIVATE] = {
 		"none yet", "ours", "open to others", "a link", "another user's",
-		"a runtime directory of another user's",
+		"a runtime directory of another user's", "no record wanted",
 	};
 	static const char *const said[CLI_NPRIVATE] = {
 		"(the directory is made, mode 0700, when first needed)", "/useonce-streams\n",
 		": open to group or others (not mode 0700); no record of recent streams",
 		": a symbolic link (never followed); no record of recent streams",
 		": another user's; no record of recent streams", ": another user's; passed over",
+		"useonce: record of recent streams: off (reuse 0)\n",
 	};
 	char tmp[PATH_MAX], dir[PATH_MAX + 32], run[PATH_MAX], tmp_env[PATH_MAX + 8],
 	     xdg_env[PATH_MAX + 32], run_user[64];
-	const char *env[] = { tmp_env, xdg_env, NULL };
+	const char *env[] = { tmp_env, xdg_env, _i == 6 ? "USEONCE_REUSE=0" : NULL, NULL };
 	const char *argv[] = { cli_useonce(), "--check", NULL };
 	static struct cli_out o;
 	struct stat st;
@@ -723,6 +725,7 @@ START_TEST(test_check_private)
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
 		break;
 	case 2:
+	case 6:
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
 		ck_assert_int_eq(chmod(dir, 0755), 0);
 		break;
