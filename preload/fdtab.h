@@ -38,10 +38,10 @@
 
 struct uo_slot {
 	_Atomic uint64_t counted[2];	/* per uo_dir: bytes moved at the cursor, not yet given to the policy */
+	_Atomic uint64_t look;	/* the guard looks when counted[] reaches it: 0 at the first call */
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
-	_Atomic uint32_t quiet;	/* ignored by the policy: hooks pass it by until it is cleared */
 	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
 	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
@@ -53,6 +53,47 @@ struct uo_slot {
 };
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];
+
+/*
+ * One byte per descriptor, apart from the slots: set while the guard
+ * ignores the descriptor (/dev/null, a pipe, a tty, a file left to the
+ * cache), so that its hooks pass it by after a load and a branch.  In
+ * zeroed memory (.bss), touched a page at a time: 4096 descriptors a page.
+ * Descriptors from UO_QUIET_MAX on are never quiet: their hooks count
+ * every call, a few dozen instructions, and the guard looks once a window.
+ * Unlike the slots it is kept in a forked child, whose descriptors name
+ * the same files.  Cleared when the descriptor is closed, replaced or
+ * opened again.
+ */
+#define UO_QUIET_MAX	65536u
+extern _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
+
+static inline bool uo_fd_quiet(int fd)
+{
+	return (unsigned)fd < UO_QUIET_MAX &&
+	       atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed);
+}
+
+static inline void uo_fd_set_quiet(int fd, bool quiet)
+{
+	if ((unsigned)fd < UO_QUIET_MAX)
+		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], quiet, memory_order_relaxed);
+}
+
+/*
+ * The descriptor is closed, replaced or new: not quiet.  Looked at only
+ * where slots were made (only those can be quiet, but in a process the
+ * guard leaves alone, where all are and stay so), so that a process that
+ * never moved data touches no page of the bytes.
+ */
+static inline void uo_fd_unquiet(int fd)
+{
+	if ((unsigned)fd < UO_QUIET_MAX &&
+	    atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
+				 memory_order_relaxed) &&
+	    atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed))
+		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
+}
 
 /* The descriptor's slot, its chunk mapped if need be (NULL if that fails). */
 struct uo_slot *uo_slot_get(int fd);
