@@ -236,7 +236,7 @@ static inline bool uo_read_due(const struct uo_slot *s)
  * that cannot be right counts the call's own bytes.  libc crashes on a bad
  * stream as we do, but a request for nothing (fread of 0 bytes, fgets of
  * size 1, getline without a buffer) returns before touching the stream,
- * even a NULL or wild one: so do we (the rows' 'asked').
+ * even a NULL or wild one: so do we (the rows' 'want' and 'asked').
  */
 /*
  * libc declares these streams never NULL, and the compiler would take it at
@@ -294,12 +294,15 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-/* size * n, the bytes a stdio call asks for; SIZE_MAX if that overflows. */
+/*
+ * size * n, the bytes a stdio call asks for, as glibc computes it: wrapping
+ * round on overflow (its fread, fwrite and their _unlocked twins do no more,
+ * and return at once if that makes 0; __fread_chk aborts).  What libc does
+ * with the request is then foretold exactly.
+ */
 static inline size_t uo_stdio_want(size_t size, size_t n)
 {
-	size_t want;
-
-	return __builtin_mul_overflow(size, n, &want) ? SIZE_MAX : want;
+	return size * n;
 }
 
 /*
@@ -325,11 +328,11 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 /* A request for nothing (libc returns at once), or one the buffer serves whole. */
 #define UO_HAS_PASS_STDIO	~, 1
 #define UO_HOT_STDIO		UO_BODY_STDIO
-#define UO_PASS_STDIO(fp, dir, bytes, asked, want)				\
-	(!(asked) || uo_stdio_fits((fp), (dir), (want)))
+#define UO_PASS_STDIO(fp, dir, bytes, want)					\
+	(!(want) || uo_stdio_fits((fp), (dir), (want)))
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked, want)	\
-		FILE *uo_fp = (asked) ? (fp) : NULL;				\
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, want)		\
+		FILE *uo_fp = (want) ? (fp) : NULL;				\
 		int64_t uo_held = uo_stdio_held(uo_fp, (dir)), uo_moved;	\
 		ret uo_ret = uo_fn args;					\
 		uo_moved = uo_stdio_moved(uo_fp, (dir), uo_held, (uint64_t)(bytes)); \
