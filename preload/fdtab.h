@@ -54,6 +54,13 @@ struct uo_slot {
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];
 
+/* The descriptor's slot, its chunk mapped if need be (NULL if that fails). */
+struct uo_slot *uo_slot_get(int fd);
+void uo_slot_clear(struct uo_slot *s);
+/* Clear it now, or, if a hook holds it, when the next one takes it. */
+void uo_slot_forget(struct uo_slot *s);
+void uo_fdtab_forget_range(unsigned first, unsigned last);
+
 /*
  * One byte per descriptor, apart from the slots: set while the guard
  * ignores the descriptor (/dev/null, a pipe, a tty, a file left to the
@@ -81,26 +88,38 @@ static inline void uo_fd_set_quiet(int fd, bool quiet)
 }
 
 /*
- * The descriptor is closed, replaced or new: not quiet.  Looked at only
- * where slots were made (only those can be quiet, but in a process the
- * guard leaves alone, where all are and stay so), so that a process that
- * never moved data touches no page of the bytes.
+ * The descriptor is closed or replaced (its slot is forgotten too), or new:
+ * not quiet.  Looked at only where slots were made (only those can be
+ * quiet, but in a process the guard leaves alone, where all are and stay
+ * so), so that a process that never moved data touches no page of the
+ * bytes.  Returns its slot if it was quiet.
  */
-static inline void uo_fd_unquiet(int fd)
+static inline struct uo_slot *uo_fd_unquiet(int fd)
 {
-	if ((unsigned)fd < UO_QUIET_MAX &&
-	    atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
-				 memory_order_relaxed) &&
-	    atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed))
-		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
+	struct uo_slot *chunk;
+
+	if ((unsigned)fd >= UO_QUIET_MAX)
+		return NULL;
+	chunk = atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
+				     memory_order_relaxed);
+	if (!chunk || !atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed))
+		return NULL;
+	atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
+	return &chunk[(unsigned)fd % UO_FDTAB_CHUNK];
 }
 
-/* The descriptor's slot, its chunk mapped if need be (NULL if that fails). */
-struct uo_slot *uo_slot_get(int fd);
-void uo_slot_clear(struct uo_slot *s);
-/* Clear it now, or, if a hook holds it, when the next one takes it. */
-void uo_slot_forget(struct uo_slot *s);
-void uo_fdtab_forget_range(unsigned first, unsigned last);
+/*
+ * A descriptor was just opened: a quiet one of that number was closed
+ * behind the hooks' back (a raw system call, or inside libc), and what its
+ * slot says of the old file is forgotten with it.
+ */
+static inline void uo_fd_opened(int fd)
+{
+	struct uo_slot *s = uo_fd_unquiet(fd);
+
+	if (UO_UNLIKELY(s != NULL))
+		uo_slot_forget(s);
+}
 
 /* The slot of a descriptor that has moved data before, without creating one. */
 static inline struct uo_slot *uo_slot_peek(int fd)

@@ -420,7 +420,7 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		UO_FN(name, fail)						\
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
-		uo_fd_unquiet(uo_ret);						\
+		uo_fd_opened(uo_ret);						\
 		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()) &&		\
 		    ((flags) & O_ACCMODE) == O_RDONLY)				\
 			uo_note_opened(uo_ret);					\
@@ -440,7 +440,7 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
 		if (uo_ret)							\
-			uo_fd_unquiet(uo_stdio_fd(uo_ret));			\
+			uo_fd_opened(uo_stdio_fd(uo_ret));			\
 		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
 		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
 			uo_note_opened(uo_stdio_fd(uo_ret));			\
