@@ -21,6 +21,7 @@
 
 _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_CHUNKS];
 _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
+_Atomic uint8_t uo_fdtab_any_quiet;
 
 static struct uo_slot *uo_chunk(unsigned index, bool create)
 {

@@ -21,6 +21,14 @@
 #define UO_FDTAB_MAX	(1u << 20)
 #define UO_FDTAB_CHUNK	256u
 
+/*
+ * A descriptor's first look comes after UO_FIRST_LOOK bytes at the cursor
+ * (then after every window): few enough that /dev/null or a pipe written
+ * by dd bs=4k is known after 16 calls, enough that a shell's redirected
+ * builtins (a dup2, a write of a few bytes) never get there.
+ */
+#define UO_FIRST_LOOK	(64u * 1024u)
+
 #define UO_OPENED_UNKNOWN	0u	/* opened before tree mode, or not read-only */
 #define UO_OPENED_COLD		1u	/* none of it was cached: ours to drop at close */
 #define UO_OPENED_CACHED	2u	/* someone had it cached: leave it */
@@ -38,7 +46,7 @@
 
 struct uo_slot {
 	_Atomic uint64_t counted[2];	/* per uo_dir: bytes moved at the cursor, not yet given to the policy */
-	_Atomic uint64_t look;	/* the guard looks when counted[] reaches it: 0 at the first call */
+	_Atomic uint64_t look;	/* the guard looks when counted[] reaches UO_FIRST_LOOK + this */
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
@@ -74,6 +82,8 @@ void uo_fdtab_forget_range(unsigned first, unsigned last);
  */
 #define UO_QUIET_MAX	65536u
 extern _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
+/* Has any descriptor been quiet in this process (or the one it was forked from)? */
+extern _Atomic uint8_t uo_fdtab_any_quiet;
 
 static inline bool uo_fd_quiet(int fd)
 {
@@ -81,24 +91,28 @@ static inline bool uo_fd_quiet(int fd)
 	       atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed);
 }
 
-static inline void uo_fd_set_quiet(int fd, bool quiet)
+static inline void uo_fd_set_quiet(int fd)
 {
-	if ((unsigned)fd < UO_QUIET_MAX)
-		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], quiet, memory_order_relaxed);
+	if ((unsigned)fd < UO_QUIET_MAX) {
+		atomic_store_explicit(&uo_fdtab_any_quiet, 1, memory_order_relaxed);
+		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 1, memory_order_relaxed);
+	}
 }
 
 /*
  * The descriptor is closed or replaced (its slot is forgotten too), or new:
- * not quiet.  Looked at only where slots were made (only those can be
- * quiet, but in a process the guard leaves alone, where all are and stay
- * so), so that a process that never moved data touches no page of the
- * bytes.  Returns its slot if it was quiet.
+ * not quiet.  Called by every close, dup2 and open: a load and a branch in
+ * a process where no descriptor was ever quiet.  Otherwise looked at only
+ * where slots were made (only those can be quiet, but in a process the
+ * guard leaves alone, where all are and stay so), so that no page of the
+ * bytes is touched for nothing.  Returns its slot if it was quiet.
  */
 static inline struct uo_slot *uo_fd_unquiet(int fd)
 {
 	struct uo_slot *chunk;
 
-	if ((unsigned)fd >= UO_QUIET_MAX)
+	if (UO_LIKELY(!atomic_load_explicit(&uo_fdtab_any_quiet, memory_order_relaxed)) ||
+	    (unsigned)fd >= UO_QUIET_MAX)
 		return NULL;
 	chunk = atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
 				     memory_order_relaxed);

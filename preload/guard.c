@@ -186,19 +186,23 @@ static bool uo_guard_kind(int fd, struct uo_slot *s)
 }
 
 /*
- * The descriptor's first call (its slot is new): from now on the hooks
- * look again a window of bytes later.  Descriptors 0, 1 and 2 are most
- * often a terminal, a pipe or /dev/null: their kind is learned now, so
- * that a program writing to /dev/null or a pipe pays nothing after its
- * first call.  Others learn it at their first window, as a system call
- * before each file's first read would cost programs that read many small
- * files.
+ * The descriptor's first look, UO_FIRST_LOOK bytes in: from now on the
+ * hooks look again when a window of bytes has passed.  Descriptors 0, 1
+ * and 2 are most often a terminal, a pipe or /dev/null: their kind is
+ * learned now, so that a program writing to /dev/null or a pipe pays next
+ * to nothing from then on.  Others learn it at their first window: a
+ * system call for each file of 64 KiB or more would cost programs that
+ * read many such files.  (At the first call, it cost each builtin a shell
+ * redirects, a dup2 and a write of a few bytes, a statx.)
  */
 static void uo_guard_first(int fd, struct uo_slot *s)
 {
+	uint64_t window = uo_config.tuning.window;
+
 	if (fd <= 2)
 		uo_guard_kind(fd, s);
-	atomic_store_explicit(&s->look, uo_config.tuning.window, memory_order_relaxed);
+	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,
+			      memory_order_relaxed);
 }
 
 /* The policy's questions answered and its advice applied, with the slot held. */
@@ -279,7 +283,7 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 
 	if (uo_config.disabled) {
 		/* Nothing to do, ever: the hooks pass it by. */
-		uo_fd_set_quiet(fd, true);
+		uo_fd_set_quiet(fd);
 		return;
 	}
 	s = uo_slot_get(fd);
@@ -288,13 +292,14 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	if (at == UO_UNKNOWN) {
 		n = len ? atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len :
 			  atomic_load_explicit(&s->counted[dir], memory_order_relaxed);
-		if (UO_UNLIKELY(!atomic_load_explicit(&s->look, memory_order_relaxed))) {
+		if (UO_UNLIKELY(!atomic_load_explicit(&s->look, memory_order_relaxed)) &&
+		    n >= UO_FIRST_LOOK) {
 			if (!uo_slot_lock(s))
 				goto out;
 			if (!atomic_load_explicit(&s->look, memory_order_relaxed))
 				uo_guard_first(fd, s);
 			if (s->st.state == UO_IGNORED)
-				uo_fd_set_quiet(fd, true);
+				uo_fd_set_quiet(fd);
 			uo_slot_unlock(s);
 		}
 		if (n < uo_config.tuning.window)
@@ -308,7 +313,7 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	uo_guard_locked(fd, s, dir, at, len);
 	uo_update_uncached(fd, s);
 	if (s->st.state == UO_IGNORED)
-		uo_fd_set_quiet(fd, true);
+		uo_fd_set_quiet(fd);
 	uo_slot_unlock(s);
 out:
 	errno = saved;

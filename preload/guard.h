@@ -46,10 +46,10 @@ bool uo_tree_streaming(void);
  * Called by every hook that moved bytes, so it must cost next to nothing:
  * a read of cached data is a few hundred nanoseconds.  Bytes moved at the
  * cursor are only counted here, in one pass: the slot is found, the count
- * added and compared with where the guard looks next (its first call, then
- * a window of bytes later each time: uo_note_slow).  Touches no errno and
- * makes no system call.  Descriptors the guard ignores seldom come here:
- * their hooks pass them by (uo_pass).
+ * added and compared with where the guard looks next (UO_FIRST_LOOK bytes
+ * in, then a window of bytes later each time: uo_note_slow).  Touches no
+ * errno and makes no system call.  Descriptors the guard ignores seldom
+ * come here: their hooks pass them by (uo_pass).
  */
 static inline bool uo_note_fast(int fd, unsigned dir, uint64_t at, uint64_t *len)
 {
@@ -67,7 +67,8 @@ static inline bool uo_note_fast(int fd, unsigned dir, uint64_t at, uint64_t *len
 			uint64_t n = atomic_load_explicit(&s->counted[dir], memory_order_relaxed) + *len;
 
 			atomic_store_explicit(&s->counted[dir], n, memory_order_relaxed);
-			if (UO_LIKELY(n < atomic_load_explicit(&s->look, memory_order_relaxed)))
+			if (UO_LIKELY(n < atomic_load_explicit(&s->look, memory_order_relaxed) +
+					  UO_FIRST_LOOK))
 				return false;
 			/* Bytes already counted in the slot are not passed again. */
 			*len = 0;
@@ -106,8 +107,8 @@ int64_t uo_note_slow_ret(int fd, unsigned dir, uint64_t at, uint64_t len, int64_
 /*
  * Before the call: can the hook hand it to libc whole (a tail call, with
  * nothing left to do after it)?  Yes when the guard ignores the descriptor
- * (/dev/null, a pipe, a tty: known at their first call for descriptors 0,
- * 1 and 2, at their first window for others).  Calls on files are counted
+ * (/dev/null, a pipe, a tty: known after UO_FIRST_LOOK bytes for
+ * descriptors 0, 1 and 2, at their first window for others).  Calls on files are counted
  * after the call, by what they moved: a count made from what was asked
  * (reads at the end of a file, calls that failed) put a run's start before
  * where the program began, and dropped pages nobody read.
