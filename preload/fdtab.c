@@ -20,6 +20,9 @@
 #define UO_FDTAB_CHUNKS	(UO_FDTAB_MAX / UO_FDTAB_CHUNK)
 
 _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_CHUNKS];
+_Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
+_Atomic uint8_t uo_fdtab_any_quiet;
+
 static struct uo_slot *uo_chunk(unsigned index, bool create)
 {
 	struct uo_slot *chunk, *expected = NULL;
@@ -62,8 +65,8 @@ void uo_slot_clear(struct uo_slot *s)
 {
 	atomic_store_explicit(&s->counted[UO_READ], 0, memory_order_relaxed);
 	atomic_store_explicit(&s->counted[UO_WRITE], 0, memory_order_relaxed);
+	atomic_store_explicit(&s->look, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
-	atomic_store_explicit(&s->quiet, 0, memory_order_relaxed);
 	s->kind_known = 0;
 	s->opened = UO_OPENED_UNKNOWN;
 	s->unclean = 0;
@@ -79,12 +82,8 @@ void uo_slot_forget(struct uo_slot *s)
 		uo_slot_clear(s);
 		uo_slot_unlock(s);
 	} else {
-		/*
-		 * The holder may be mid-update; whoever locks next starts afresh.
-		 * Hooks pass a quiet slot by without locking it: hear it now.
-		 */
+		/* The holder may be mid-update; whoever locks next starts afresh. */
 		atomic_store_explicit(&s->stale, 1, memory_order_release);
-		atomic_store_explicit(&s->quiet, 0, memory_order_relaxed);
 	}
 }
 
@@ -101,9 +100,12 @@ void uo_fdtab_forget_range(unsigned first, unsigned last)
 
 		if (chunk_end > end)
 			chunk_end = end;
+		/* Only descriptors with a slot can be quiet. */
 		if (chunk) {
-			for (; fd <= chunk_end; fd++)
+			for (; fd <= chunk_end; fd++) {
+				uo_fd_unquiet((int)fd);
 				uo_slot_forget(&chunk[fd % UO_FDTAB_CHUNK]);
+			}
 		}
 		fd = chunk_end + 1;
 	}

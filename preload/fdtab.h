@@ -21,6 +21,14 @@
 #define UO_FDTAB_MAX	(1u << 20)
 #define UO_FDTAB_CHUNK	256u
 
+/*
+ * A descriptor's first look comes after UO_FIRST_LOOK bytes at the cursor
+ * (then after every window): few enough that /dev/null or a pipe written
+ * by dd bs=4k is known after 16 calls, enough that a shell's redirected
+ * builtins (a dup2, a write of a few bytes) never get there.
+ */
+#define UO_FIRST_LOOK	(64u * 1024u)
+
 #define UO_OPENED_UNKNOWN	0u	/* opened before tree mode, or not read-only */
 #define UO_OPENED_COLD		1u	/* none of it was cached: ours to drop at close */
 #define UO_OPENED_CACHED	2u	/* someone had it cached: leave it */
@@ -38,10 +46,10 @@
 
 struct uo_slot {
 	_Atomic uint64_t counted[2];	/* per uo_dir: bytes moved at the cursor, not yet given to the policy */
+	_Atomic uint64_t look;	/* the guard looks when counted[] reaches UO_FIRST_LOOK + this */
 	_Atomic uint32_t owner;	/* 1 while a hook works on the slot */
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
-	_Atomic uint32_t quiet;	/* ignored by the policy: hooks pass it by until it is cleared */
 	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
 	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
@@ -60,6 +68,72 @@ void uo_slot_clear(struct uo_slot *s);
 /* Clear it now, or, if a hook holds it, when the next one takes it. */
 void uo_slot_forget(struct uo_slot *s);
 void uo_fdtab_forget_range(unsigned first, unsigned last);
+
+/*
+ * One byte per descriptor, apart from the slots: set while the guard
+ * ignores the descriptor (/dev/null, a pipe, a tty, a file left to the
+ * cache), so that its hooks pass it by after a load and a branch.  In
+ * zeroed memory (.bss), touched a page at a time: 4096 descriptors a page.
+ * Descriptors from UO_QUIET_MAX on are never quiet: their hooks count
+ * every call, a few dozen instructions, and the guard looks once a window.
+ * Unlike the slots it is kept in a forked child, whose descriptors name
+ * the same files.  Cleared when the descriptor is closed, replaced or
+ * opened again.
+ */
+#define UO_QUIET_MAX	65536u
+extern _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
+/* Has any descriptor been quiet in this process (or the one it was forked from)? */
+extern _Atomic uint8_t uo_fdtab_any_quiet;
+
+static inline bool uo_fd_quiet(int fd)
+{
+	return (unsigned)fd < UO_QUIET_MAX &&
+	       atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed);
+}
+
+static inline void uo_fd_set_quiet(int fd)
+{
+	if ((unsigned)fd < UO_QUIET_MAX) {
+		atomic_store_explicit(&uo_fdtab_any_quiet, 1, memory_order_relaxed);
+		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 1, memory_order_relaxed);
+	}
+}
+
+/*
+ * The descriptor is closed or replaced (its slot is forgotten too), or new:
+ * not quiet.  Called by every close, dup2 and open: a load and a branch in
+ * a process where no descriptor was ever quiet.  Otherwise looked at only
+ * where slots were made (only those can be quiet, but in a process the
+ * guard leaves alone, where all are and stay so), so that no page of the
+ * bytes is touched for nothing.  Returns its slot if it was quiet.
+ */
+static inline struct uo_slot *uo_fd_unquiet(int fd)
+{
+	struct uo_slot *chunk;
+
+	if (UO_LIKELY(!atomic_load_explicit(&uo_fdtab_any_quiet, memory_order_relaxed)) ||
+	    (unsigned)fd >= UO_QUIET_MAX)
+		return NULL;
+	chunk = atomic_load_explicit(&uo_fdtab_chunks[(unsigned)fd / UO_FDTAB_CHUNK],
+				     memory_order_relaxed);
+	if (!chunk || !atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed))
+		return NULL;
+	atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
+	return &chunk[(unsigned)fd % UO_FDTAB_CHUNK];
+}
+
+/*
+ * A descriptor was just opened: a quiet one of that number was closed
+ * behind the hooks' back (a raw system call, or inside libc), and what its
+ * slot says of the old file is forgotten with it.
+ */
+static inline void uo_fd_opened(int fd)
+{
+	struct uo_slot *s = uo_fd_unquiet(fd);
+
+	if (UO_UNLIKELY(s != NULL))
+		uo_slot_forget(s);
+}
 
 /* The slot of a descriptor that has moved data before, without creating one. */
 static inline struct uo_slot *uo_slot_peek(int fd)

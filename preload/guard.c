@@ -165,6 +165,46 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 		uo_trace_probe(fd, r, ev.cached);
 }
 
+/*
+ * A descriptor that is not a regular file (/dev/null, a tty, a pipe, a
+ * block device) will never be guarded: learn it with one fstat and its
+ * hooks pass it by from then on.  False if it is not one to guard.
+ */
+static bool uo_guard_kind(int fd, struct uo_slot *s)
+{
+	struct uo_file f;
+
+	if (s->kind_known || s->st.state == UO_STREAM)
+		return true;
+	s->kind_known = 1;
+	if (uo_fstat(fd, &f) == 0 && !S_ISREG(f.mode)) {
+		uo_ignore(&s->st);
+		uo_trace(fd, "ignored", "not a regular file");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The descriptor's first look, UO_FIRST_LOOK bytes in: from now on the
+ * hooks look again when a window of bytes has passed.  Descriptors 0, 1
+ * and 2 are most often a terminal, a pipe or /dev/null: their kind is
+ * learned now, so that a program writing to /dev/null or a pipe pays next
+ * to nothing from then on.  Others learn it at their first window: a
+ * system call for each file of 64 KiB or more would cost programs that
+ * read many such files.  (At the first call, it cost each builtin a shell
+ * redirects, a dup2 and a write of a few bytes, a statx.)
+ */
+static void uo_guard_first(int fd, struct uo_slot *s)
+{
+	uint64_t window = uo_config.tuning.window;
+
+	if (fd <= 2)
+		uo_guard_kind(fd, s);
+	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,
+			      memory_order_relaxed);
+}
+
 /* The policy's questions answered and its advice applied, with the slot held. */
 static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at, uint64_t len)
 {
@@ -174,21 +214,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	struct uo_advice adv;
 	uint64_t size;
 
-	/*
-	 * A descriptor that is not a regular file (/dev/null, a tty, a pipe, a
-	 * block device) will never be guarded: learn it at its first window,
-	 * with one fstat, and its hooks pass it by from then on.
-	 */
-	if (!s->kind_known && s->st.state != UO_STREAM) {
-		struct uo_file f;
-
-		s->kind_known = 1;
-		if (uo_fstat(fd, &f) == 0 && !S_ISREG(f.mode)) {
-			uo_ignore(&s->st);
-			uo_trace(fd, "ignored", "not a regular file");
-			return;
-		}
-	}
+	if (!uo_guard_kind(fd, s))
+		return;
 	uo_count_stream(s, 0);
 	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
@@ -252,15 +279,30 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 {
 	int saved = errno;
 	struct uo_slot *s;
+	uint64_t n;
 
-	if (uo_config.disabled)
+	if (uo_config.disabled) {
+		/* Nothing to do, ever: the hooks pass it by. */
+		uo_fd_set_quiet(fd);
 		return;
+	}
 	s = uo_slot_get(fd);
 	if (!s)
 		goto out;
 	if (at == UO_UNKNOWN) {
-		if (len && atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len <
-			   uo_config.tuning.window)
+		n = len ? atomic_fetch_add_explicit(&s->counted[dir], len, memory_order_relaxed) + len :
+			  atomic_load_explicit(&s->counted[dir], memory_order_relaxed);
+		if (UO_UNLIKELY(!atomic_load_explicit(&s->look, memory_order_relaxed)) &&
+		    n >= UO_FIRST_LOOK) {
+			if (!uo_slot_lock(s))
+				goto out;
+			if (!atomic_load_explicit(&s->look, memory_order_relaxed))
+				uo_guard_first(fd, s);
+			if (s->st.state == UO_IGNORED)
+				uo_fd_set_quiet(fd);
+			uo_slot_unlock(s);
+		}
+		if (n < uo_config.tuning.window)
 			goto out;
 		if (!uo_slot_lock(s))
 			goto out;
@@ -271,10 +313,16 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 	uo_guard_locked(fd, s, dir, at, len);
 	uo_update_uncached(fd, s);
 	if (s->st.state == UO_IGNORED)
-		atomic_store_explicit(&s->quiet, 1, memory_order_relaxed);
+		uo_fd_set_quiet(fd);
 	uo_slot_unlock(s);
 out:
 	errno = saved;
+}
+
+int64_t uo_note_slow_ret(int fd, unsigned dir, uint64_t at, uint64_t len, int64_t r)
+{
+	uo_note_slow(fd, dir, at, len);
+	return r;
 }
 
 /*

@@ -119,11 +119,16 @@ int __openat64_2(int dirfd, const char *path, int flags);
 /*
  * A wrapper: the kind's body, with the row's 'what' as its last arguments.
  * Kinds with a UO_PASS_kind test (reads, writes and stdio: below) are split in
- * two.  The exported function asks, before the call, whether there is
+ * three.  The exported function asks, before the call, whether there is
  * anything to do after it (guard.h, uo_pass); if not, it jumps to libc's
- * function, keeping no frame and no register of its own.  Otherwise it
- * jumps to the whole body, out of line.  A write to /dev/null or a pipe,
- * or a stdio call its buffer serves, then costs a few loads and a jump.
+ * function, keeping no frame and no register of its own.  A write to
+ * /dev/null or a pipe, or a stdio call its buffer serves, then costs a few
+ * loads and a jump.  Otherwise it jumps to the kind's hot body (UO_HOT_kind),
+ * out of line, which makes the call and counts what it moved, with libc's
+ * function known; what it does not handle (a big read) it hands to the
+ * whole body.  The whole body, which finds libc's function, runs the first
+ * time.  Keeping the rare cases out of the hot body keeps its frame small:
+ * a cached 4 KiB read of a file streamed pays a few dozen instructions.
  */
 #define UO_WRAPPER(name, kind, ret, params, args, fail, what)			\
 	UO_CAT(UO_WRAPPER_, UO_HAS_PASS(kind))(name, kind, ret, params, args, fail, what)
@@ -139,15 +144,27 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	UO_REAL(name, ret, params)						\
 	static __attribute__((noinline)) ret uo_whole_##name params		\
 	{									\
+		UO_FN(name, fail)						\
 		UO_APPLY(UO_BODY_##kind, name, ret, args, fail, UO_UNPAREN what) \
+	}									\
+	static __attribute__((noinline)) ret uo_hot_##name params		\
+	{									\
+		__typeof__(uo_real_##name) uo_fn =				\
+			__atomic_load_n(&uo_real_##name, __ATOMIC_ACQUIRE);	\
+		/* Only called once it was found. */				\
+		if (!uo_fn)							\
+			__builtin_unreachable();				\
+		UO_APPLY(UO_HOT_##kind, name, ret, args, fail, UO_UNPAREN what) \
 	}									\
 	UO_EXPORT ret name params						\
 	{									\
 		__typeof__(uo_real_##name) uo_fn =				\
 			__atomic_load_n(&uo_real_##name, __ATOMIC_ACQUIRE);	\
-		if (UO_LIKELY(uo_fn) && UO_APPLY(UO_PASS_##kind, UO_UNPAREN what)) \
+		if (UO_UNLIKELY(!uo_fn))					\
+			return uo_whole_##name args;				\
+		if (UO_APPLY(UO_PASS_##kind, UO_UNPAREN what))			\
 			return uo_fn args;					\
-		return uo_whole_##name args;					\
+		return uo_hot_##name args;					\
 	}
 
 /* UO_HAS_PASS(kind): 1 if UO_PASS_kind is defined as "~, 1" says, else 0. */
@@ -161,14 +178,13 @@ int __openat64_2(int dirfd, const char *path, int flags);
 /* Nothing to do for a descriptor the guard ignores. */
 #define UO_PASS_IO(fd, dir, at, bytes)	uo_pass(fd)
 
-#define UO_BODY_IO(name, ret, args, fail, fd, dir, at, bytes)			\
+#define UO_HOT_IO(name, ret, args, fail, fd, dir, at, bytes)			\
 		uint64_t uo_at = (at);						\
-		ret uo_ret;							\
-		UO_FN(name, fail)						\
-		uo_ret = uo_fn args;						\
+		ret uo_ret = uo_fn args;					\
 		if ((bytes) > 0)						\
-			uo_note((fd), (dir), uo_at, (uint64_t)(bytes));		\
+			UO_NOTE_RET(ret, (fd), (dir), uo_at, (uint64_t)(bytes), uo_ret); \
 		return uo_ret;
+#define UO_BODY_IO	UO_HOT_IO
 
 static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, off64_t off,
 			int flags, ssize_t *out);
@@ -183,12 +199,21 @@ static bool uo_read_big(int fd, const struct iovec *iov, int cnt, size_t len, of
 
 #define UO_BODY_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
 		ret uo_ret;							\
-		UO_FN(name, fail)						\
 		if (!UO_UNLIKELY((len) >= UO_READ_BIG && uo_read_due(uo_slot_peek(fd))) || \
 		    !uo_read_big((fd), (iov), (cnt), (len), (pos), (flags), &uo_ret)) \
 			uo_ret = uo_fn args;					\
 		if (uo_ret > 0)							\
 			uo_note((fd), UO_READ, UO_AT(pos), (uint64_t)uo_ret);	\
+		return uo_ret;
+
+/* Most reads are small: the big ones, with work before the call, go the whole way. */
+#define UO_HOT_READ(name, ret, args, fail, fd, iov, cnt, len, pos, flags)	\
+		ret uo_ret;							\
+		if (UO_UNLIKELY((len) >= UO_READ_BIG))				\
+			return uo_whole_##name args;				\
+		uo_ret = uo_fn args;						\
+		if (uo_ret > 0)							\
+			UO_NOTE_RET(ret, (fd), UO_READ, UO_AT(pos), (uint64_t)uo_ret, uo_ret); \
 		return uo_ret;
 
 /* Has a big read work before the call: a head to probe, or to be made uncached? */
@@ -211,7 +236,7 @@ static inline bool uo_read_due(const struct uo_slot *s)
  * that cannot be right counts the call's own bytes.  libc crashes on a bad
  * stream as we do, but a request for nothing (fread of 0 bytes, fgets of
  * size 1, getline without a buffer) returns before touching the stream,
- * even a NULL or wild one: so do we (the rows' 'asked').
+ * even a NULL or wild one: so do we (the rows' 'want' and 'asked').
  */
 /*
  * libc declares these streams never NULL, and the compiler would take it at
@@ -269,12 +294,15 @@ static inline uint64_t uo_stdio_flushed(FILE *fp)
 	       (uint64_t)(fp->_IO_buf_end - fp->_IO_buf_base) : 0;
 }
 
-/* size * n, the bytes a stdio call asks for; SIZE_MAX if that overflows. */
+/*
+ * size * n, the bytes a stdio call asks for, as glibc computes it: wrapping
+ * round on overflow (its fread, fwrite and their _unlocked twins do no more,
+ * and return at once if that makes 0; __fread_chk aborts).  What libc does
+ * with the request is then foretold exactly.
+ */
 static inline size_t uo_stdio_want(size_t size, size_t n)
 {
-	size_t want;
-
-	return __builtin_mul_overflow(size, n, &want) ? SIZE_MAX : want;
+	return size * n;
 }
 
 /*
@@ -299,15 +327,14 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 
 /* A request for nothing (libc returns at once), or one the buffer serves whole. */
 #define UO_HAS_PASS_STDIO	~, 1
-#define UO_PASS_STDIO(fp, dir, bytes, asked, want)				\
-	(!(asked) || uo_stdio_fits((fp), (dir), (want)))
+#define UO_HOT_STDIO		UO_BODY_STDIO
+#define UO_PASS_STDIO(fp, dir, bytes, want)					\
+	(!(want) || uo_stdio_fits((fp), (dir), (want)))
 
-#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, asked, want)	\
-		FILE *uo_fp = (asked) ? (fp) : NULL;				\
+#define UO_BODY_STDIO(name, ret, args, fail, fp, dir, bytes, want)		\
+		FILE *uo_fp = (want) ? (fp) : NULL;				\
 		int64_t uo_held = uo_stdio_held(uo_fp, (dir)), uo_moved;	\
-		ret uo_ret;							\
-		UO_FN(name, fail)						\
-		uo_ret = uo_fn args;						\
+		ret uo_ret = uo_fn args;					\
 		uo_moved = uo_stdio_moved(uo_fp, (dir), uo_held, (uint64_t)(bytes)); \
 		if (UO_UNLIKELY(uo_moved != 0))					\
 			uo_stdio_note(uo_fp, (dir), uo_moved, (uint64_t)(bytes)); \
@@ -346,8 +373,9 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 #define UO_BODY_CLOSE(name, ret, args, fail, fd)				\
 		UO_FN(name, fail)						\
 		{								\
-			int uo_saved = errno;					\
-			uo_note_closing(fd);					\
+			int uo_saved = errno, uo_fd = (fd);			\
+			uo_note_closing(uo_fd);					\
+			uo_fd_unquiet(uo_fd);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_fn args;
@@ -359,6 +387,7 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		if (uo_ret >= 0 && (old) != (new)) {				\
 			int uo_saved = errno;					\
 			uo_note_forget(new);					\
+			uo_fd_unquiet(new);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_ret;
@@ -391,6 +420,7 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		UO_FN(name, fail)						\
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
+		uo_fd_opened(uo_ret);						\
 		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()) &&		\
 		    ((flags) & O_ACCMODE) == O_RDONLY)				\
 			uo_note_opened(uo_ret);					\
@@ -409,6 +439,8 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		ret uo_ret;							\
 		UO_FN(name, fail)						\
 		uo_ret = uo_fn args;						\
+		if (uo_ret)							\
+			uo_fd_opened(uo_stdio_fd(uo_ret));			\
 		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
 		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
 			uo_note_opened(uo_stdio_fd(uo_ret));			\

@@ -529,6 +529,53 @@ START_TEST(test_raw_close_then_reuse)
 }
 END_TEST
 
+/*
+ * The same for a descriptor the guard ignores (hooks pass it by without
+ * looking at its slot): once /dev/null has had a window, its number closed
+ * behind the library's back and opened again for a file, the file is a
+ * stream like any other.
+ */
+START_TEST(test_raw_close_of_ignored_then_reuse)
+{
+	static char buf[MiB];
+	int fd, i;
+
+	if (!droppable)
+		return;
+	/* Made cold first: that opens and closes a descriptor of the number. */
+	make_cold(big);
+	fd = open("/dev/null", O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	for (i = 0; i < 24; i++)
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), sizeof(buf));
+	syscall(SYS_close, fd);
+	ck_assert_int_eq(open(big, O_RDONLY), fd);
+	read_all(fd, MiB, 0);
+	ck_assert_int_le(resident_mib(big), 24);
+	close(fd);
+}
+END_TEST
+
+/*
+ * Descriptors 0, 1 and 2 are most often /dev/null, a pipe or a terminal:
+ * the guard learns it after their first 64 KiB, not a window later.
+ */
+START_TEST(test_std_descriptor_ignored_early)
+{
+	char trace[PATH_MAX], text[4096];
+	int n;
+
+	path_in(trace, "first-call.trace");
+	unlink(trace);
+	ck_assert_int_eq(uot_sh("USEONCE_TRACE='%s' dd if=/dev/zero of=/dev/null bs=4k count=16 "
+				"status=none", trace), 0);
+	n = uot_read_text(trace, text, sizeof(text));
+	ck_assert_msg(n > 0 && strstr(text, "fd 1: ignored: not a regular file"),
+		      "16 writes of 4 KiB to /dev/null: %s", n > 0 ? text : "no trace");
+	unlink(trace);
+}
+END_TEST
+
 START_TEST(test_dup2_over_a_stream)
 {
 	char path[PATH_MAX];
@@ -582,6 +629,8 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_overwrite_of_cached_file_stays);
 	tcase_add_test(guard, test_raw_close_then_reuse);
 	tcase_add_test(guard, test_dup2_over_a_stream);
+	tcase_add_test(guard, test_raw_close_of_ignored_then_reuse);
+	tcase_add_test(guard, test_std_descriptor_ignored_early);
 	suite_add_tcase(s, guard);
 	return s;
 }

@@ -1,7 +1,7 @@
 /*
  * 64-bit file offsets everywhere, also where off_t is 32 bits.  The
  * library and a reader are built with -m32 (skipped with a line if the
- * toolchain cannot), and the reader streams 64 MiB of a sparse 6 GiB file
+ * toolchain cannot, or the kernel runs no 32-bit programs), and the reader streams 64 MiB of a sparse 6 GiB file
  * from 4.5 GiB on, at the cursor and with pread.  A library built without
  * large-file support cannot ask lseek where the cursor is (EOVERFLOW past
  * 2 GiB: the stream is ignored) and gives posix_fadvise offsets cut to 32
@@ -55,6 +55,16 @@ static void prepare(void)
 	uot_scratch_path(o.m32, sizeof(o.m32), "m32");
 	if (uot_sh("echo 'int main(void){return 0;}' | cc -m32 -x c -o /dev/null - 2>/dev/null")) {
 		uot_skip("no -m32 toolchain (gcc-multilib)");
+		return;
+	}
+	/*
+	 * A kernel without IA32 emulation refuses them (execve: ENOEXEC, and
+	 * the shell then reads the program as a script): it must say "32".
+	 */
+	if (uot_sh("mkdir -p '%s' && echo 'int puts(const char *); int main(void){puts(\"32\");}' | "
+		   "cc -m32 -x c -o '%s/true32' - 2>/dev/null && "
+		   "test \"$('%s/true32' 2>/dev/null)\" = 32", o.m32, o.m32, o.m32)) {
+		uot_skip("this kernel runs no 32-bit programs");
 		return;
 	}
 	if (uot_sh("make -s -C '%s' B='%s' CFLAGS='-m32 -O2' '%s/libuseonce.so' >/dev/null 2>&1 && "
