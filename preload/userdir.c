@@ -112,7 +112,8 @@ int uo_userdir_open(void)
  * `$(cmd 2>&1)`, each captured stderr of a subprocess), another session.
  *
  * The session is the session id with its leader's start time (a session id
- * is a pid, and pids come back); the destination is what stderr names.
+ * is a pid, and pids come back), or with its oldest living process above
+ * us when the leader is gone; the destination is what stderr names.
  * Notes are fixed-size entries in a small file of the private directory,
  * the oldest overwritten, torn ones taken as empty (the record's way).
  * Nothing else is kept and the environment is left alone: children see
@@ -137,31 +138,82 @@ static uint64_t uo_said_mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 33);
 }
 
-/* Start time of the session's leader (field 22 of /proc/SID/stat); 0: unknown. */
-static uint64_t uo_leader_start(long sid)
+/*
+ * Of /proc/PID/stat: the parent (field 4), the session (6) and the start
+ * time (22).  False if the process is gone or the line is not understood.
+ */
+static bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
 {
 	char path[32], buf[512];
-	const char *p = NULL;
-	uint64_t start = 0;
+	const char *p = NULL, *end;
+	uint64_t v[3] = { 0, 0, 0 };
 	long n, i;
-	int field;
+	int field, want = 0;
+	static const int fields[3] = { 4, 6, 22 };
 
-	uo_numbered(path, "/proc/", (uint32_t)sid, "/stat");
+	uo_numbered(path, "/proc/", pid, "/stat");
 	n = uo_read_small(path, buf, sizeof(buf));
 	if (n <= 0)
-		return 0;
+		return false;
 	/* The name may hold spaces and parentheses: fields count from the last ')'. */
 	for (i = 0; i < n; i++)
 		if (buf[i] == ')')
 			p = buf + i + 1;
 	if (!p)
-		return 0;
-	for (field = 2; field < 22 && p < buf + n; p++)
-		if (*p == ' ')
-			field++;
-	while (p < buf + n && *p >= '0' && *p <= '9')
-		start = start * 10 + (uint64_t)(*p++ - '0');
-	return start;
+		return false;
+	end = buf + n;
+	for (field = 2; p < end && want < 3; p++) {
+		if (*p != ' ')
+			continue;
+		if (++field != fields[want])
+			continue;
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+			v[want] = v[want] * 10 + (uint64_t)(*p - '0');
+		want++;
+		p--;
+	}
+	if (want < 3 || !v[2])
+		return false;
+	*ppid = (long)v[0];
+	*sid = (long)v[1];
+	*start = v[2];
+	return true;
+}
+
+/*
+ * What names this session for as long as it lives: its leader and the
+ * leader's start time (a session id is a pid, and pids come back).  A
+ * leader may be gone while the session goes on (a daemon's double fork, a
+ * `setsid sh -c 'cmd &'`, a CI runner): then the oldest living ancestor
+ * of ours still in the session, which every process started below it
+ * finds too.  False if nothing can be told (the line is said).
+ */
+static bool uo_session_anchor(long sid, uint32_t *pid, uint64_t *start)
+{
+	long ppid, psid;
+	uint64_t pstart;
+	uint32_t at;
+	int depth;
+
+	if (uo_proc_stat((uint32_t)sid, &ppid, &psid, &pstart) && psid == sid) {
+		*pid = (uint32_t)sid;
+		*start = pstart;
+		return true;
+	}
+	at = (uint32_t)uo_getpid();
+	if (!uo_proc_stat(at, &ppid, &psid, &pstart) || psid != sid)
+		return false;
+	*pid = at;
+	*start = pstart;
+	/* Bounded: a chain of processes is short, and this runs once per warning. */
+	for (depth = 0; depth < 64 && ppid > 1; depth++) {
+		at = (uint32_t)ppid;
+		if (!uo_proc_stat(at, &ppid, &psid, &pstart) || psid != sid)
+			break;
+		*pid = at;
+		*start = pstart;
+	}
+	return true;
 }
 
 /* Is stderr an anonymous pipe ("pipe:[N]"), not a named FIFO whose reader may change? */
@@ -196,6 +248,7 @@ bool uo_said_in_session(const char *text, size_t len)
 	char termios_buf[64] __attribute__((aligned(8)));
 	struct uo_file to, rec;
 	uint64_t key = 1, now, start, end = 0;
+	uint32_t anchor;
 	long sid;
 	unsigned i, slot = 0;
 	bool said = false;
@@ -214,10 +267,10 @@ bool uo_said_in_session(const char *text, size_t len)
 	if (!uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
 	sid = uo_sys(SYS_getsid, 0);
-	if (sid <= 0 || !(start = uo_leader_start(sid)))
+	if (sid <= 0 || !uo_session_anchor(sid, &anchor, &start))
 		return false;
-	key = uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(key, (uint64_t)sid), start),
-				      to.dev), to.ino);
+	key = uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(key, (uint64_t)sid),
+							      anchor), start), to.dev), to.ino);
 	for (i = 0; i < len; i++)
 		key = uo_said_mix(key, (unsigned char)text[i]);
 	key = key ? key : 1;

@@ -718,6 +718,43 @@ START_TEST(test_one_line_a_session)
 }
 END_TEST
 
+/*
+ * The same session when its leader is gone (a daemon's double fork, a CI
+ * runner's `setsid sh -c 'cmd &'`): cp and sha256sum start after the
+ * leader exited and still say one line between them.  Only they load the
+ * library, so the line is theirs.
+ */
+START_TEST(test_one_line_leader_gone)
+{
+	char script[4 * PATH_MAX + 512], done[PATH_MAX + 16], text[4096];
+	const char *argv[] = { "sh", "-c", script, NULL };
+	const char *env[] = { "USEONCE_THRESHOLD=abc", "USEONCE_GUARD=sideways", NULL };
+	unsigned lines;
+	int i;
+
+	if (uot_skipped("one_line_leader_gone"))
+		return;
+	set_files(NULL, NULL);
+	snprintf(done, sizeof(done), "%s.done", c.copy);
+	unlink(done);
+	/* The subshell waits for the leader ($$) to be gone before the copy. */
+	snprintf(script, sizeof(script),
+		 "setsid sh -c '(while kill -0 $$ 2>/dev/null; do sleep 0.02; done; "
+		 "LD_PRELOAD=%s cp %s %s && LD_PRELOAD=%s sha256sum %s >/dev/null; "
+		 ": > %s) &'", c.lib, c.data_a, c.copy, c.lib, c.copy, done);
+	ck_assert(uot_exited_ok(run(argv, false, env)));
+	for (i = 0; i < 3000 && access(done, F_OK) != 0; i++)
+		usleep(10000);
+	ck_assert_msg(access(done, F_OK) == 0, "the copy in the leaderless session never ended");
+	lines = err_lines(text, sizeof(text));
+	printf("config: one_line_leader_gone: cp && sha256sum, leader gone: %u line(s)\n", lines);
+	ck_assert_msg(lines == 1, "%u lines:\n%s", lines, text);
+	ck_assert_msg(strstr(text, "USEONCE_THRESHOLD") && strstr(text, "USEONCE_GUARD"), "%s", text);
+	unlink(done);
+	unlink(c.copy);
+}
+END_TEST
+
 /* ---- fixtures ---- */
 
 /* The system file sits in the build directory, outside the scratch one. */
@@ -811,6 +848,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_keys);
 	tcase_add_test(tc, test_one_line);
 	tcase_add_test(tc, test_one_line_a_session);
+	tcase_add_test(tc, test_one_line_leader_gone);
 	suite_add_tcase(s, tc);
 	/* In-process: files and the system config are shared from case to case. */
 	return uot_check_run(s, true);
