@@ -375,7 +375,6 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		{								\
 			int uo_saved = errno, uo_fd = (fd);			\
 			uo_note_closing(uo_fd);					\
-			uo_fd_unquiet(uo_fd);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_fn args;
@@ -387,7 +386,6 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		if (uo_ret >= 0 && (old) != (new)) {				\
 			int uo_saved = errno;					\
 			uo_note_forget(new);					\
-			uo_fd_unquiet(new);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_ret;
@@ -519,6 +517,7 @@ static __attribute__((noinline)) bool uo_read_big(int fd, const struct iovec *io
 __attribute__((constructor(101))) static void uo_init(int argc, char **argv, char **envp)
 {
 	/* glibc passes main's arguments to constructors: argv names the program. */
+	uo_fdtab_start();
 	uo_config_load(argc > 0 ? argv : NULL);
 	if (uo_stats_wanted())
 		uo_stats_start();
