@@ -231,7 +231,7 @@ static bool uo_stderr_holds(const struct uo_file *to, const char *text, size_t l
 	return true;
 }
 
-bool uo_said_in_session(const char *text, size_t len)
+bool uo_said_in_session(const char *text, size_t len, struct uo_said_note *note)
 {
 	struct uo_said_entry e[UO_SAID_SLOTS], now_e;
 	char termios_buf[64] __attribute__((aligned(8)));
@@ -242,6 +242,7 @@ bool uo_said_in_session(const char *text, size_t len)
 	bool said = false;
 	int dir, fd;
 
+	note->fd = -1;
 	if (uo_fstat(STDERR_FILENO, &to) != 0)
 		return false;
 	if (S_ISREG(to.mode)) {
@@ -293,12 +294,28 @@ bool uo_said_in_session(const char *text, size_t len)
 	}
 	if (said)
 		goto out;
+	/* Noted only once the line is written (uo_said_done): the file stays open till then. */
 	now_e.key = key;
 	now_e.when = now;
 	now_e.end = end;
 	now_e.check = key ^ now ^ end ^ UO_SAID_CHECK;
-	uo_sys(SYS_pwrite64, fd, &now_e, sizeof(now_e), (off_t)(slot * sizeof(now_e)));
+	_Static_assert(sizeof(now_e) == sizeof(note->entry), "a note holds an entry");
+	__builtin_memcpy(note->entry, &now_e, sizeof(now_e));
+	note->slot = slot;
+	note->fd = fd;
+	return false;
 out:
 	uo_sys(SYS_close, fd);
 	return said;
+}
+
+void uo_said_done(struct uo_said_note *note, bool written)
+{
+	if (note->fd < 0)
+		return;
+	if (written)
+		uo_sys(SYS_pwrite64, note->fd, note->entry, sizeof(note->entry),
+		       (off_t)(note->slot * sizeof(note->entry)));
+	uo_sys(SYS_close, note->fd);
+	note->fd = -1;
 }
