@@ -78,7 +78,12 @@ void uo_fdtab_forget_range(unsigned first, unsigned last);
  * every call, a few dozen instructions, and the guard looks once a window.
  * Unlike the slots it is kept in a forked child, whose descriptors name
  * the same files.  Cleared when the descriptor is closed, replaced or
- * opened again.
+ * opened again: by every hook that closes one (close, fclose, pclose,
+ * close_range, closefrom, freopen) or makes one (the opens, dup, dup2,
+ * dup3, fcntl F_DUPFD, creat, mkstemp and its kin, tmpfile, freopen), so
+ * that a number closed behind the hooks' back (a raw system call, libc's
+ * own close) is cleared when a new file takes it.  Calls that can only
+ * make pipes, sockets or events are not hooked: those are ignored anyway.
  */
 #define UO_QUIET_MAX	65536u
 extern _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
