@@ -1485,18 +1485,18 @@ struct newfd_case {
 };
 
 static const struct newfd_case dup_cases[] = {
-	{ "open file", FX_FILE },
+	{ "open file", .fx = FX_FILE },
 	{ "closed descriptor", FX_CLOSED, .err = EBADF },
 	{ "descriptor -1", FX_MINUS1, .err = EBADF },
 };
 
 static const struct newfd_case fcntl_cases[] = {
-	{ "F_DUPFD", FX_FILE, F_DUPFD, 50 },
-	{ "F_DUPFD_CLOEXEC", FX_FILE, F_DUPFD_CLOEXEC, 60 },
+	{ "F_DUPFD", FX_FILE, F_DUPFD, .arg = 50 },
+	{ "F_DUPFD_CLOEXEC", FX_FILE, F_DUPFD_CLOEXEC, .arg = 60 },
 	{ "F_DUPFD, closed descriptor", FX_CLOSED, F_DUPFD, 50, .err = EBADF },
 	{ "F_DUPFD, negative minimum", FX_FILE, F_DUPFD, -1, .err = EINVAL },
-	{ "F_GETFL", FX_FILE_APPEND, F_GETFL },
-	{ "F_SETFL", FX_FILE, F_SETFL, O_APPEND },
+	{ "F_GETFL", FX_FILE_APPEND, .cmd = F_GETFL },
+	{ "F_SETFL", FX_FILE, F_SETFL, .arg = O_APPEND },
 	{ "F_GETFD, descriptor -1", FX_MINUS1, F_GETFD, .err = EBADF },
 	{ "unknown command", FX_FILE, 0x7fff, .err = EINVAL },
 };
@@ -1518,7 +1518,7 @@ static const struct newfd_case temp_cases[] = {
 };
 
 static const struct newfd_case tmpfile_cases[] = {
-	{ "a temporary file" },
+	{ "a temporary file", .fx = FX_NONE },
 };
 
 static const struct newfd_case freopen_cases[] = {
