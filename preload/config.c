@@ -107,6 +107,7 @@ static void uo_say_ignored(void)
 {
 	static const char tail[] = " (useonce --check says why)";
 	struct uo_line *l = &uo_ignored.first;
+	struct uo_said_note note;
 	int saved = errno;	/* we are in the constructor: leave errno as it was */
 	unsigned i, more = uo_ignored.n - 1;
 
@@ -145,8 +146,8 @@ static void uo_say_ignored(void)
 		uo_line_str(l, tail);
 	}
 	/* Once per session where it goes (userdir.c): the same line again would be noise. */
-	if (!uo_said_in_session(l->buf, l->len))
-		uo_line_write(l, STDERR_FILENO);
+	if (!uo_said_in_session(l->buf, l->len, &note))
+		uo_said_done(&note, uo_line_write(l, STDERR_FILENO));
 	errno = saved;
 }
 

@@ -11,6 +11,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -91,7 +92,7 @@ void uo_fdtab_forget_range(unsigned first, unsigned last)
 {
 	unsigned fd, end;
 
-	if (first >= UO_FDTAB_MAX)
+	if (first >= UO_FDTAB_MAX || uo_fdtab_borrowed())
 		return;
 	end = last >= UO_FDTAB_MAX ? UO_FDTAB_MAX - 1 : last;
 	for (fd = first; fd <= end;) {
@@ -111,3 +112,77 @@ void uo_fdtab_forget_range(unsigned first, unsigned last)
 	}
 }
 
+
+void uo_fdtab_reopened(int fd)
+{
+	struct uo_slot *s;
+
+	if (uo_fdtab_borrowed())
+		return;
+	s = uo_fd_unquiet(fd);
+	if (s)
+		uo_slot_forget(s);
+}
+
+/*
+ * Whose table it is.  The pid is kept in memory of its own, wiped in a
+ * forked child, not in .bss: a child forked without libc's fork handlers
+ * (_Fork, a raw clone) then finds 0 and acts as it did before this record
+ * existed, instead of taking itself for a vfork child and never forgetting
+ * anything.  (Unless the page is first made in that child: it then holds
+ * the pid of its parent, and the child's hooks forget nothing; a file
+ * replaced under a slot is still caught by the identity check.)  Mapped
+ * the first time a hook asks, not at start-up, which most processes never
+ * need; if a vfork child is the first to ask, it writes the pid the
+ * constructor recorded, its parent's.
+ */
+static int32_t uo_fdtab_pid;
+static _Atomic(_Atomic int32_t *) uo_fdtab_owner;
+
+static void uo_fdtab_forked(void)
+{
+	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+
+	uo_fdtab_pid = uo_getpid();
+	if (owner)
+		atomic_store_explicit(owner, uo_fdtab_pid, memory_order_relaxed);
+}
+
+/*
+ * pthread_atfork (from libc_nonshared.a) registers handlers under the
+ * object's handle, so that unloading it drops them; the C start files,
+ * which we link without (-nostartfiles), would define it.  Any address
+ * unique to this object does.
+ */
+__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
+
+void uo_fdtab_start(void)
+{
+	uo_fdtab_pid = uo_getpid();
+	/* libc's fork runs it in the child, where the owner's page was wiped. */
+	pthread_atfork(NULL, NULL, uo_fdtab_forked);
+}
+
+bool uo_fdtab_borrowed(void)
+{
+	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+	_Atomic int32_t *expected = NULL;
+	int32_t pid;
+
+	if (UO_UNLIKELY(!owner)) {
+		if (!uo_fdtab_pid)
+			return false;
+		owner = uo_map_private(sizeof(*owner));
+		if (!owner)
+			return false;
+		atomic_store_explicit(owner, uo_fdtab_pid, memory_order_relaxed);
+		if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_owner, &expected, owner,
+							     memory_order_acq_rel,
+							     memory_order_acquire)) {
+			uo_unmap((void *)owner, sizeof(*owner));
+			owner = expected;
+		}
+	}
+	pid = atomic_load_explicit(owner, memory_order_relaxed);
+	return pid != 0 && pid != uo_getpid();
+}

@@ -78,7 +78,12 @@ void uo_fdtab_forget_range(unsigned first, unsigned last);
  * every call, a few dozen instructions, and the guard looks once a window.
  * Unlike the slots it is kept in a forked child, whose descriptors name
  * the same files.  Cleared when the descriptor is closed, replaced or
- * opened again.
+ * opened again: by every hook that closes one (close, fclose, pclose,
+ * close_range, closefrom, freopen) or makes one (the opens, dup, dup2,
+ * dup3, fcntl F_DUPFD, creat, mkstemp and its kin, tmpfile, freopen), so
+ * that a number closed behind the hooks' back (a raw system call, libc's
+ * own close) is cleared when a new file takes it.  Calls that can only
+ * make pipes, sockets or events are not hooked: those are ignored anyway.
  */
 #define UO_QUIET_MAX	65536u
 extern _Atomic uint8_t uo_fdtab_quiet[UO_QUIET_MAX];
@@ -107,7 +112,7 @@ static inline void uo_fd_set_quiet(int fd)
  * guard leaves alone, where all are and stay so), so that no page of the
  * bytes is touched for nothing.  Returns its slot if it was quiet.
  */
-static inline struct uo_slot *uo_fd_unquiet(int fd)
+static inline struct uo_slot *uo_fd_quiet_slot(int fd)
 {
 	struct uo_slot *chunk;
 
@@ -118,9 +123,38 @@ static inline struct uo_slot *uo_fd_unquiet(int fd)
 				     memory_order_relaxed);
 	if (!chunk || !atomic_load_explicit(&uo_fdtab_quiet[(unsigned)fd], memory_order_relaxed))
 		return NULL;
-	atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
 	return &chunk[(unsigned)fd % UO_FDTAB_CHUNK];
 }
+
+static inline struct uo_slot *uo_fd_unquiet(int fd)
+{
+	struct uo_slot *s = uo_fd_quiet_slot(fd);
+
+	if (s)
+		atomic_store_explicit(&uo_fdtab_quiet[(unsigned)fd], 0, memory_order_relaxed);
+	return s;
+}
+
+/*
+ * A vfork child shares our memory, the table with it, but not our
+ * descriptors: its close, dup2 or close_range end its own copies, while
+ * ours go on naming the same files.  Those of its hooks that forget slots
+ * or quiet marks (and the tree state, the statistics) must then leave them
+ * alone, or every program that runs a command mid-copy (CPython's
+ * subprocess closes all of its child's descriptors before exec) would
+ * start its streams afresh each time.  True in such a child: the pid the
+ * table was recorded for is not ours.  One system call, made only where a
+ * hook is about to change the table, never in the read and write paths.
+ * Where nothing was recorded (a hook ran before our constructor, a child
+ * forked without libc's fork handlers), it cannot tell and says false, as
+ * before.
+ */
+bool uo_fdtab_borrowed(void);
+/* Records this process as the table's: called by the constructor. */
+void uo_fdtab_start(void);
+
+/* uo_fd_opened's rare case, out of line. */
+void uo_fdtab_reopened(int fd);
 
 /*
  * A descriptor was just opened: a quiet one of that number was closed
@@ -129,10 +163,8 @@ static inline struct uo_slot *uo_fd_unquiet(int fd)
  */
 static inline void uo_fd_opened(int fd)
 {
-	struct uo_slot *s = uo_fd_unquiet(fd);
-
-	if (UO_UNLIKELY(s != NULL))
-		uo_slot_forget(s);
+	if (UO_UNLIKELY(uo_fd_quiet_slot(fd) != NULL))
+		uo_fdtab_reopened(fd);
 }
 
 /* The slot of a descriptor that has moved data before, without creating one. */

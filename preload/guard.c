@@ -66,7 +66,8 @@ static void uo_count_open_streams(void)
 
 static void uo_print_stats(void)
 {
-	if (!uo_stats)
+	/* A vfork child (exit() instead of _exit()) would mark our streams counted. */
+	if (!uo_stats || uo_fdtab_borrowed())
 		return;
 	uo_count_open_streams();
 	uo_stats_print(uo_program_name(), uo_config.dryrun, &uo_config.stats);
@@ -377,8 +378,10 @@ void uo_note_opened(int fd)
 	struct uo_slot *s;
 	int saved = errno;
 
-	if (uo_config.disabled)
+	if (uo_config.disabled || uo_fdtab_borrowed()) {
+		errno = saved;
 		return;
+	}
 	s = uo_slot_get(fd);
 	if (s && uo_slot_lock(s)) {
 		uo_tree_opened(fd, s);
@@ -393,10 +396,19 @@ void uo_note_closing(int fd)
 	struct uo_advice adv;
 	uint64_t size;
 
+	if (!s && (fd < 0 || fd != uo_config.stats.fd))
+		return;
+	/*
+	 * A vfork child's close ends its copy of the descriptor: ours, and
+	 * the stream on it, go on.
+	 */
+	if (uo_fdtab_borrowed())
+		return;
 	if (UO_UNLIKELY(fd >= 0 && fd == uo_config.stats.fd))
 		uo_print_stats();
 	if (!s)
 		return;
+	uo_fd_unquiet(fd);
 	if (!uo_slot_lock(s)) {
 		uo_slot_forget(s);
 		return;
@@ -429,6 +441,9 @@ void uo_note_forget(int fd)
 {
 	struct uo_slot *s = uo_slot_peek(fd);
 
-	if (s)
-		uo_slot_forget(s);
+	/* In a vfork child, fd is replaced in its own table only. */
+	if (!s || uo_fdtab_borrowed())
+		return;
+	uo_fd_unquiet(fd);
+	uo_slot_forget(s);
 }

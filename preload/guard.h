@@ -21,9 +21,12 @@
  * offset the fast path could not settle.
  */
 void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
-/* The program is about to close fd: advise its stream's tail (and print the stats if fd is theirs). */
+/*
+ * The program is about to close fd: advise its stream's tail (and print
+ * the stats if fd is theirs); its slot and quiet mark are forgotten.
+ */
 void uo_note_closing(int fd);
-/* fd now names another open file (dup2, dup3). */
+/* fd now names another open file (dup2, dup3): its slot and quiet mark are forgotten. */
 void uo_note_forget(int fd);
 /* fd was just opened for reading while the process streams a tree. */
 void uo_note_opened(int fd);

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -91,7 +92,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 /*
  * libc's functions, and a getter that finds each at its first call: looking
- * all 52 up at start would cost every process thousands of instructions.  The
+ * all 70 up at start would cost every process thousands of instructions.  The
  * price: the first call of a hook made from a signal handler runs dlsym(),
  * which is not async-signal-safe (in practice it can only go wrong if the
  * handler interrupted the loader itself, in dlopen).
@@ -375,7 +376,6 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		{								\
 			int uo_saved = errno, uo_fd = (fd);			\
 			uo_note_closing(uo_fd);					\
-			uo_fd_unquiet(uo_fd);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_fn args;
@@ -387,7 +387,6 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		if (uo_ret >= 0 && (old) != (new)) {				\
 			int uo_saved = errno;					\
 			uo_note_forget(new);					\
-			uo_fd_unquiet(new);					\
 			errno = uo_saved;					\
 		}								\
 		return uo_ret;
@@ -444,6 +443,47 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
 		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
 			uo_note_opened(uo_stdio_fd(uo_ret));			\
+		return uo_ret;
+
+#define UO_BODY_NEW(name, ret, args, fail, fd, ok)				\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (ok)								\
+			uo_fd_opened(fd);					\
+		return uo_ret;
+
+#define UO_BODY_NEW_VA(name, ret, args, fail, fd, ok, last)			\
+		void *uo_arg;							\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		{								\
+			va_list uo_ap;						\
+			va_start(uo_ap, last);					\
+			uo_arg = va_arg(uo_ap, void *);				\
+			va_end(uo_ap);						\
+		}								\
+		uo_ret = uo_fn args;						\
+		if (ok)								\
+			uo_fd_opened(fd);					\
+		return uo_ret;
+
+/*
+ * libc closes the stream's descriptor and opens the new file (its own
+ * calls, out of our reach), most often on the same number: the old stream
+ * ends as at fclose.  It is closed even when the call fails.
+ */
+#define UO_BODY_REOPEN(name, ret, args, fail, fp)				\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		{								\
+			int uo_saved = errno;					\
+			uo_note_closing(uo_stdio_fd(fp));			\
+			errno = uo_saved;					\
+		}								\
+		uo_ret = uo_fn args;						\
+		if (uo_ret)							\
+			uo_fd_opened(uo_stdio_fd(uo_ret));			\
 		return uo_ret;
 
 /* The rows' own functions... */
@@ -519,6 +559,7 @@ static __attribute__((noinline)) bool uo_read_big(int fd, const struct iovec *io
 __attribute__((constructor(101))) static void uo_init(int argc, char **argv, char **envp)
 {
 	/* glibc passes main's arguments to constructors: argv names the program. */
+	uo_fdtab_start();
 	uo_config_load(argc > 0 ? argv : NULL);
 	if (uo_stats_wanted())
 		uo_stats_start();

@@ -82,16 +82,18 @@ static bool uo_ends_ignored(const char *why)
 	return true;
 }
 
-static void uo_write_all(int fd, const char *buf, size_t len)
+/* True if all of it was written. */
+static bool uo_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		long n = uo_sys(SYS_write, fd, buf, len);
 
 		if (n <= 0)
-			return;
+			return false;
 		buf += n;
 		len -= (size_t)n;
 	}
+	return true;
 }
 
 void uo_dest_keep(struct uo_dest *d)
@@ -168,10 +170,10 @@ void uo_line_value(struct uo_line *l, const char *value)
 	uo_line_safe(l, value, 40);
 }
 
-void uo_line_write(struct uo_line *l, int fd)
+bool uo_line_write(struct uo_line *l, int fd)
 {
 	l->buf[l->len++] = '\n';
-	uo_write_all(fd, l->buf, l->len);
+	return uo_write_all(fd, l->buf, l->len);
 }
 
 void uo_line_path(struct uo_line *l, const char *path)

@@ -32,7 +32,7 @@ void uo_line_num(struct uo_line *l, uint64_t v);
 void uo_line_range(struct uo_line *l, struct uo_range r);
 void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
 void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
-void uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write */
+bool uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write: all written? */
 void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
 
 /*

@@ -27,6 +27,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -242,7 +243,47 @@ static uint64_t uo_stderr_end(const struct uo_file *f, size_t len)
 	return at < 0 ? 0 : (uint64_t)at + len + 1;
 }
 
-bool uo_said_in_session(const char *text, size_t len)
+/*
+ * Does stderr, a regular file, still hold the line ('len' bytes and a
+ * newline) where it ended, at 'end'?  Its size alone cannot say: a log
+ * truncated and filled again past that point by another writer lost the
+ * line.  Read through stderr itself, or, as it is most often open for
+ * writing only, through a descriptor of its own on the same file.  False
+ * when that cannot be read: the line is said.
+ */
+static bool uo_stderr_holds(const struct uo_file *to, const char *text, size_t len, uint64_t end)
+{
+	char buf[UO_SAID_LINE_MAX + 1];
+	char path[UO_PROC_FD_PATH];
+	struct uo_file f;
+	long n, fd;
+	size_t i;
+
+	if (len > UO_SAID_LINE_MAX || end < len + 1 || to->size < end)
+		return false;
+	n = uo_sys(SYS_pread64, STDERR_FILENO, buf, len + 1, end - len - 1);
+	if (n == -EBADF) {
+		uo_proc_fd_path(path, STDERR_FILENO);
+		/* O_NONBLOCK: should stderr have become a FIFO meanwhile, the open never waits. */
+		fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			    O_NONBLOCK);
+		if (fd < 0)
+			return false;
+		n = -EBADF;
+		/* Opened through the link: the same file, unless stderr changed meanwhile. */
+		if (uo_fstat((int)fd, &f) == 0 && f.dev == to->dev && f.ino == to->ino)
+			n = uo_sys(SYS_pread64, fd, buf, len + 1, end - len - 1);
+		uo_sys(SYS_close, fd);
+	}
+	if (n != (long)len + 1 || buf[len] != '\n')
+		return false;
+	for (i = 0; i < len; i++)
+		if (buf[i] != text[i])
+			return false;
+	return true;
+}
+
+bool uo_said_in_session(const char *text, size_t len, struct uo_said_note *note)
 {
 	struct uo_said_entry e[UO_SAID_SLOTS], now_e;
 	char termios_buf[64] __attribute__((aligned(8)));
@@ -254,6 +295,7 @@ bool uo_said_in_session(const char *text, size_t len)
 	bool said = false;
 	int dir, fd;
 
+	note->fd = -1;
 	if (uo_fstat(STDERR_FILENO, &to) != 0)
 		return false;
 	if (S_ISREG(to.mode)) {
@@ -295,8 +337,8 @@ bool uo_said_in_session(const char *text, size_t len)
 		if ((e[i].key ^ e[i].when ^ e[i].end ^ UO_SAID_CHECK) != e[i].check)
 			e[i].key = e[i].when = e[i].end = 0;
 		if (e[i].key == key) {
-			/* A file shorter than where the line ended lost it: say it again, here. */
-			said = to.size >= e[i].end;
+			/* A file that lost the line (truncated, refilled): say it again, here. */
+			said = !S_ISREG(to.mode) || uo_stderr_holds(&to, text, len, e[i].end);
 			slot = i;
 			break;
 		}
@@ -305,12 +347,28 @@ bool uo_said_in_session(const char *text, size_t len)
 	}
 	if (said)
 		goto out;
+	/* Noted only once the line is written (uo_said_done): the file stays open till then. */
 	now_e.key = key;
 	now_e.when = now;
 	now_e.end = end;
 	now_e.check = key ^ now ^ end ^ UO_SAID_CHECK;
-	uo_sys(SYS_pwrite64, fd, &now_e, sizeof(now_e), (off_t)(slot * sizeof(now_e)));
+	_Static_assert(sizeof(now_e) == sizeof(note->entry), "a note holds an entry");
+	__builtin_memcpy(note->entry, &now_e, sizeof(now_e));
+	note->slot = slot;
+	note->fd = fd;
+	return false;
 out:
 	uo_sys(SYS_close, fd);
 	return said;
+}
+
+void uo_said_done(struct uo_said_note *note, bool written)
+{
+	if (note->fd < 0)
+		return;
+	if (written)
+		uo_sys(SYS_pwrite64, note->fd, note->entry, sizeof(note->entry),
+		       (off_t)(note->slot * sizeof(note->entry)));
+	uo_sys(SYS_close, note->fd);
+	note->fd = -1;
 }

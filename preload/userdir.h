@@ -10,17 +10,37 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A descriptor of the user's private directory (O_DIRECTORY), or -1; the caller closes it. */
 int uo_userdir_open(void);
 
+/* Longer lines are never taken for said in a regular file. */
+#define UO_SAID_LINE_MAX	512
+
+/*
+ * What uo_said_in_session leaves to be noted once the line is written: the
+ * notes' file (-1: nothing to note) and the entry, in its place.
+ */
+struct uo_said_note {
+	int fd;
+	unsigned slot;
+	uint64_t entry[4];
+};
+
 /*
  * True if the same text was already said in this session where stderr goes
  * now (the same terminal, anonymous pipe or socket; the same regular file,
- * which still holds it); else notes that it is being said now, 'len' bytes
- * and a newline, and returns false.  Always false for other destinations
+ * which still holds it where it was written).  Else false, and 'note'
+ * holds what uo_said_done notes once the line ('len' bytes and a newline)
+ * was written.  Always false, with nothing to note, for other destinations
  * (/dev/null, a named FIFO) or when nothing can be known safely.
  */
-bool uo_said_in_session(const char *text, size_t len);
+bool uo_said_in_session(const char *text, size_t len, struct uo_said_note *note);
+/*
+ * After the line was written, whole ('written') or not: noted as said
+ * only if it was, so a line that never arrived is said by the next process.
+ */
+void uo_said_done(struct uo_said_note *note, bool written);
 
 #endif /* UO_USERDIR_H */

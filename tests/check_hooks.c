@@ -557,6 +557,135 @@ START_TEST(test_raw_close_of_ignored_then_reuse)
 END_TEST
 
 /*
+ * A number the guard ignores (/dev/null, a pipe), closed where the hooks
+ * cannot see it (the raw system call, libc's own close inside freopen or
+ * pclose), then made to name a file by a call other than open: dup,
+ * fcntl F_DUPFD, freopen, a raw open after pclose, mkstemp, tmpfile,
+ * creat.  The file must be guarded like any other: a big read dropped
+ * behind, a big write flushed and dropped.  Before, the stale mark made
+ * the hooks pass the new file by, and all of it stayed cached.
+ */
+enum reuse_how {
+	RE_DUP, RE_DUPFD, RE_DUPFD_CLOEXEC, RE_FREOPEN, RE_PCLOSE, RE_MKSTEMP, RE_TMPFILE,
+	RE_CREAT, N_REUSE
+};
+
+static const char *const reuse_names[] = {
+	"dup", "F_DUPFD", "F_DUPFD_CLOEXEC", "freopen", "pclose then raw open", "mkstemp",
+	"tmpfile", "creat",
+};
+
+/* /dev/null written a window and more through a new descriptor: ignored from then on. */
+static int quiet_null(void)
+{
+	static char buf[MiB];
+	int fd = open("/dev/null", O_WRONLY), i;
+
+	ck_assert_int_ge(fd, 0);
+	for (i = 0; i < 24; i++)
+		ck_assert_int_eq(write(fd, buf, sizeof(buf)), sizeof(buf));
+	return fd;
+}
+
+/* 64 MiB written through fd; the file's residency (through 'measure') after close. */
+static long write_through(int fd, FILE *fp, const char *measure)
+{
+	static char block[MiB];
+	int i;
+
+	memset(block, 'w', sizeof(block));
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+	ck_assert_int_eq(fp ? fclose(fp) : close(fd), 0);
+	return resident_mib(measure);
+}
+
+START_TEST(test_quiet_number_reused)
+{
+	enum reuse_how how = (enum reuse_how)_i;
+	char path[PATH_MAX], measure[PATH_MAX];
+	static char buf[MiB];
+	long cached, bound = 24;
+	int n, b, got, keep = -1;
+	FILE *fp;
+
+	if (!droppable)
+		return;
+	make_cold(big);
+	snprintf(measure, sizeof(measure), "%s", big);
+	switch (how) {
+	case RE_DUP:
+	case RE_DUPFD:
+	case RE_DUPFD_CLOEXEC:
+		n = quiet_null();
+		b = open(big, O_RDONLY);
+		ck_assert_int_gt(b, n);
+		syscall(SYS_close, n);
+		got = how == RE_DUP ? dup(b) :
+		      fcntl(b, how == RE_DUPFD ? F_DUPFD : F_DUPFD_CLOEXEC, n);
+		ck_assert_int_eq(got, n);
+		ck_assert_int_eq(close(b), 0);
+		read_all(n, MiB, false);
+		cached = resident_mib(big);
+		ck_assert_int_eq(close(n), 0);
+		break;
+	case RE_FREOPEN:
+		fp = fopen("/dev/null", "w");
+		ck_assert_ptr_nonnull(fp);
+		for (got = 0; got < 24; got++)
+			ck_assert_uint_eq(fwrite(buf, 1, sizeof(buf), fp), sizeof(buf));
+		fp = freopen(big, "r", fp);
+		ck_assert_ptr_nonnull(fp);
+		while (fread(buf, 1, sizeof(buf), fp) > 0)
+			;
+		cached = resident_mib(big);
+		ck_assert_int_eq(fclose(fp), 0);
+		break;
+	case RE_PCLOSE:
+		fp = popen("head -c 24M /dev/zero", "r");
+		ck_assert_ptr_nonnull(fp);
+		n = fileno(fp);
+		while (fread(buf, 1, sizeof(buf), fp) > 0)
+			;
+		ck_assert_int_eq(pclose(fp), 0);
+		ck_assert_int_eq(syscall(SYS_openat, AT_FDCWD, big, O_RDONLY), n);
+		read_all(n, MiB, false);
+		cached = resident_mib(big);
+		ck_assert_int_eq(close(n), 0);
+		break;
+	default:
+		n = quiet_null();
+		syscall(SYS_close, n);
+		path_in(path, how == RE_MKSTEMP ? "reused-XXXXXX" : "reused-creat");
+		fp = how == RE_TMPFILE ? tmpfile() : NULL;
+		got = how == RE_MKSTEMP ? mkstemp(path) : how == RE_CREAT ? creat(path, 0600) :
+		      fp ? fileno(fp) : -1;
+		ck_assert_int_eq(got, n);
+		if (how == RE_TMPFILE) {
+			/* Unlinked: measured through a descriptor of its own, after the close. */
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", n);
+			keep = open(path, O_RDONLY);
+			ck_assert_int_ge(keep, 0);
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", keep);
+		}
+		snprintf(measure, sizeof(measure), "%s", path);
+		cached = write_through(n, fp, measure);
+		bound = WRITE_TAIL_MIB;
+		if (keep >= 0)
+			close(keep);
+		else
+			unlink(path);
+		break;
+	}
+	printf("check_hooks: a quiet number reused by %s: %ld MiB of the file cached\n",
+	       reuse_names[how], cached);
+	ck_assert_msg(cached <= bound, "a quiet number reused by %s: %ld MiB of the file stayed "
+		      "cached (bound %ld): the stale mark left it unguarded", reuse_names[how],
+		      cached, bound);
+}
+END_TEST
+
+/*
  * Descriptors 0, 1 and 2 are most often /dev/null, a pipe or a terminal:
  * the guard learns it after their first 64 KiB, not a window later.
  */
@@ -631,6 +760,7 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_dup2_over_a_stream);
 	tcase_add_test(guard, test_raw_close_of_ignored_then_reuse);
 	tcase_add_test(guard, test_std_descriptor_ignored_early);
+	tcase_add_loop_test(guard, test_quiet_number_reused, 0, N_REUSE);
 	suite_add_tcase(s, guard);
 	return s;
 }

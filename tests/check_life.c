@@ -358,6 +358,102 @@ START_TEST(test_vfork_child_hooks)
 END_TEST
 
 /*
+ * A program that runs a command every few MiB of a copy, as CPython's
+ * subprocess does: vfork, then the child closes its descriptors from 3 up
+ * (close_range, closefrom or one by one) or replaces them, and execs or
+ * exits.  Those hooks run in the child on our memory, but end only the
+ * child's copies: the parent's stream goes on and must be dropped behind.
+ * With its slot forgotten at every command (one every 2 MiB, under the 4
+ * MiB threshold), it never became a stream again and stayed cached whole.
+ */
+enum vfork_how { VF_CLOSE, VF_CLOSE_RANGE, VF_CLOSEFROM, VF_DUP2, N_VFORK };
+
+START_TEST(test_vfork_child_closes_leave_the_stream)
+{
+	static const char *const names[] = { "close", "close_range", "closefrom", "dup2" };
+	char path[PATH_MAX];
+	uint64_t off, cached;
+	int fd, null, status;
+	pid_t pid;
+
+	make("vfork-closes", 25, 32);
+	fd = open(path_of(path, "vfork-closes"), O_RDONLY);
+	null = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 3);
+	ck_assert_int_ge(null, 3);
+	for (off = 0; off < 32 * MiB; off += 2 * MiB) {
+		ck_assert(read_span(fd, 25, off, off + 2 * MiB, MiB));
+		pid = vfork();
+		if (pid == 0) {
+			switch ((enum vfork_how)_i) {
+			case VF_CLOSE:
+				close(fd);
+				close(null);
+				break;
+			case VF_CLOSE_RANGE:
+				close_range(3, ~0U, 0);
+				break;
+			case VF_CLOSEFROM:
+				closefrom(3);
+				break;
+			default:
+				dup2(null, fd);
+				break;
+			}
+			/* Every other command execs, the others only exit. */
+			if (off / (2 * MiB) % 2)
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(0);
+		}
+		ck_assert_int_gt(pid, 0);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(exited_ok(status));
+	}
+	cached = resident_range(path, 0, 32 * MiB);
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(close(null), 0);
+	printf("check_life: vfork child's %s every 2 MiB: %.1f of 32 MiB left cached\n",
+	       names[_i], uot_mib(cached));
+	ck_assert_msg(cached <= 8 * MiB, "a vfork child's %s every 2 MiB kept the parent's stream "
+		      "from being dropped: %.1f of 32 MiB cached", names[_i], uot_mib(cached));
+}
+END_TEST
+
+/*
+ * The same from CPython, the program the fault was found with: a file read
+ * in 1 MiB chunks, subprocess.run(['true']) every 2 MiB.
+ */
+START_TEST(test_vfork_python_subprocess)
+{
+	char path[PATH_MAX], cmd[2 * PATH_MAX];
+	uint64_t cached;
+
+	if (system("command -v python3 >/dev/null 2>&1") != 0) {
+		printf("check_life: python subprocess: skipped: python3 is missing\n");
+		return;
+	}
+	make("vfork-python", 26, 32);
+	path_of(path, "vfork-python");
+	snprintf(cmd, sizeof(cmd), "python3 -c '\n"
+		 "import subprocess, sys\n"
+		 "with open(sys.argv[1], \"rb\", buffering=0) as f:\n"
+		 "    n = 0\n"
+		 "    while f.read(1 << 20):\n"
+		 "        n += 1\n"
+		 "        if n %% 2 == 0:\n"
+		 "            subprocess.run([\"true\"], check=True)\n"
+		 "    print(\"python3 read\", n, \"MiB\")\n"
+		 "' '%s'", path);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+	cached = resident_range(path, 0, 32 * MiB);
+	printf("check_life: python subprocess every 2 MiB: %.1f of 32 MiB left cached\n",
+	       uot_mib(cached));
+	ck_assert_msg(cached <= 8 * MiB, "python3 running a command every 2 MiB kept its stream "
+		      "from being dropped: %.1f of 32 MiB cached", uot_mib(cached));
+}
+END_TEST
+
+/*
  * posix_spawn with file actions closing and replacing a stream descriptor:
  * libc's child runs its own internal calls, never our hooks.  Seen with
  * strace -f: no system call the library makes (fadvise, statx, lseek,
@@ -941,6 +1037,8 @@ static Suite *life_suite(void)
 	tc = tcase_create("vfork");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_vfork_child_hooks);
+	tcase_add_loop_test(tc, test_vfork_child_closes_leave_the_stream, 0, N_VFORK);
+	tcase_add_test(tc, test_vfork_python_subprocess);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("posix_spawn");

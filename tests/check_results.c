@@ -77,6 +77,8 @@ enum kind {
 	K_COPY_FILE_RANGE, K_SPLICE, K_SENDFILE,
 	K_OPEN, K_OPENAT, K_OPEN_2, K_OPENAT_2, K_FOPEN,
 	K_CLOSE, K_FCLOSE, K_DUP2, K_DUP3, K_CLOSE_RANGE, K_CLOSEFROM,
+	K_DUP, K_FCNTL, K_CREAT, K_MKSTEMP, K_MKOSTEMP, K_MKSTEMPS, K_MKOSTEMPS, K_TMPFILE,
+	K_FREOPEN, K_PCLOSE,
 };
 
 static const struct hook {
@@ -105,6 +107,15 @@ static const struct hook {
 	{ "fopen", K_FOPEN }, { "fopen64", K_FOPEN },
 	{ "close", K_CLOSE }, { "fclose", K_FCLOSE }, { "dup2", K_DUP2 }, { "dup3", K_DUP3 },
 	{ "close_range", K_CLOSE_RANGE }, { "closefrom", K_CLOSEFROM },
+	{ "dup", K_DUP }, { "fcntl", K_FCNTL }, { "fcntl64", K_FCNTL },
+	{ "creat", K_CREAT }, { "creat64", K_CREAT },
+	{ "mkstemp", K_MKSTEMP }, { "mkstemp64", K_MKSTEMP },
+	{ "mkostemp", K_MKOSTEMP }, { "mkostemp64", K_MKOSTEMP },
+	{ "mkstemps", K_MKSTEMPS }, { "mkstemps64", K_MKSTEMPS },
+	{ "mkostemps", K_MKOSTEMPS }, { "mkostemps64", K_MKOSTEMPS },
+	{ "tmpfile", K_TMPFILE }, { "tmpfile64", K_TMPFILE },
+	{ "freopen", K_FREOPEN }, { "freopen64", K_FREOPEN },
+	{ "pclose", K_PCLOSE },
 };
 #define N_HOOKS	(sizeof(hooks) / sizeof(hooks[0]))
 
@@ -1459,6 +1470,205 @@ static void life_hook(const struct hook *h)
 	}
 }
 
+/* ---- new descriptors: dup, fcntl, creat, mkstemp..., tmpfile, freopen; pclose ---- */
+
+struct newfd_case {
+	const char *what;
+	enum fx fx;		/* the descriptor or stream the call works on */
+	int cmd;		/* fcntl */
+	long arg;
+	const char *name;	/* creat, mkstemp...: relative to dir; freopen: NULL for none */
+	int suffix;		/* mkstemps */
+	int flags;		/* mkostemp */
+	const char *mode;	/* freopen */
+	int err;		/* libc's errno, 0 for success */
+};
+
+static const struct newfd_case dup_cases[] = {
+	{ "open file", .fx = FX_FILE },
+	{ "closed descriptor", FX_CLOSED, .err = EBADF },
+	{ "descriptor -1", FX_MINUS1, .err = EBADF },
+};
+
+static const struct newfd_case fcntl_cases[] = {
+	{ "F_DUPFD", FX_FILE, F_DUPFD, .arg = 50 },
+	{ "F_DUPFD_CLOEXEC", FX_FILE, F_DUPFD_CLOEXEC, .arg = 60 },
+	{ "F_DUPFD, closed descriptor", FX_CLOSED, F_DUPFD, 50, .err = EBADF },
+	{ "F_DUPFD, negative minimum", FX_FILE, F_DUPFD, -1, .err = EINVAL },
+	{ "F_GETFL", FX_FILE_APPEND, .cmd = F_GETFL },
+	{ "F_SETFL", FX_FILE, F_SETFL, .arg = O_APPEND },
+	{ "F_GETFD, descriptor -1", FX_MINUS1, F_GETFD, .err = EBADF },
+	{ "unknown command", FX_FILE, 0x7fff, .err = EINVAL },
+};
+
+static const struct newfd_case creat_cases[] = {
+	{ "new file", .name = "created" },
+	{ "existing file, truncated", .name = "data" },
+	{ "missing directory", .name = "nothing-here/created", .err = ENOENT },
+	{ "a directory", .name = ".", .err = EISDIR },
+};
+
+static const struct newfd_case temp_cases[] = {
+	{ "template", .name = "tmpXXXXXX" },
+	{ "template with a suffix", .name = "tmpXXXXXX.suf", .suffix = 4 },
+	{ "close-on-exec", .name = "tmpXXXXXX", .flags = O_CLOEXEC },
+	{ "too few Xs", .name = "tmpXXX", .err = EINVAL },
+	{ "suffix longer than the template", .name = "tmpXXXXXX", .suffix = 40, .err = EINVAL },
+	{ "missing directory", .name = "nothing-here/tmpXXXXXX", .err = ENOENT },
+};
+
+static const struct newfd_case tmpfile_cases[] = {
+	{ "a temporary file", .fx = FX_NONE },
+};
+
+static const struct newfd_case freopen_cases[] = {
+	{ "another file", FX_FILE, .name = "data", .mode = "r" },
+	{ "the same file, another mode", FX_FILE, .mode = "r" },
+	{ "a missing file", FX_FILE, .name = "nothing-here", .mode = "r", .err = ENOENT },
+	{ "a bad mode", FX_FILE, .name = "data", .mode = "z", .err = EINVAL },
+};
+
+static const struct newfd_case pclose_cases[] = {
+	{ "exit status 3", .name = "exit 3" },
+	{ "output left unread", .name = "echo unread" },
+};
+
+static const struct newfd_case *newfd_cases(enum kind k, size_t *n)
+{
+#define UOT_CASES(a)	(*n = sizeof(a) / sizeof(a[0]), a)
+	switch (k) {
+	case K_DUP: return UOT_CASES(dup_cases);
+	case K_FCNTL: return UOT_CASES(fcntl_cases);
+	case K_CREAT: return UOT_CASES(creat_cases);
+	case K_TMPFILE: return UOT_CASES(tmpfile_cases);
+	case K_FREOPEN: return UOT_CASES(freopen_cases);
+	case K_PCLOSE: return UOT_CASES(pclose_cases);
+	default: return UOT_CASES(temp_cases);
+	}
+#undef UOT_CASES
+}
+
+/* The descriptor a call gave: its flags and mode, then closed. */
+static void newfd_state(struct outcome *o, int fd)
+{
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	o->extra[0] = fcntl(fd, F_GETFD);
+	o->extra[1] = fcntl(fd, F_GETFL);
+	o->extra[2] = fstat(fd, &st) == 0 ? (long)st.st_mode : -1;
+	o->pos[0] = fd_pos(fd);
+}
+
+static bool newfd_run(enum kind k, void *fn, const struct newfd_case *c, struct outcome *o)
+{
+	char path[PATH_MAX + 64];
+	struct fixture f = { .fd = -1, .peer = -1, .reader = -1 };
+	FILE *fp = NULL;
+	int fd = -1;
+
+	if (((k == K_MKSTEMP || k == K_MKOSTEMP) && c->suffix) ||
+	    ((k == K_MKSTEMP || k == K_MKSTEMPS) && c->flags))
+		return false;
+	memset(o, 0, sizeof(*o));
+	write_file(data_path, pattern, sizeof(pattern));
+	unlink(sub_path);
+	if (c->fx != FX_NONE)
+		fx_up(&f, c->fx, 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, c->name ? c->name : "");
+	errno = SENTINEL;
+	switch (k) {
+	case K_DUP:
+		o->ret = fd = ((int (*)(int))fn)(f.fd);
+		break;
+	case K_FCNTL:
+		o->ret = ((int (*)(int, int, ...))fn)(f.fd, c->cmd, c->arg);
+		if (c->cmd == F_DUPFD || c->cmd == F_DUPFD_CLOEXEC)
+			fd = (int)o->ret;
+		break;
+	case K_CREAT:
+		o->ret = fd = ((int (*)(const char *, mode_t))fn)(path, 0640);
+		break;
+	case K_MKSTEMP:
+		o->ret = fd = ((int (*)(char *))fn)(path);
+		break;
+	case K_MKOSTEMP:
+		o->ret = fd = ((int (*)(char *, int))fn)(path, c->flags);
+		break;
+	case K_MKSTEMPS:
+		o->ret = fd = ((int (*)(char *, int))fn)(path, c->suffix);
+		break;
+	case K_MKOSTEMPS:
+		o->ret = fd = ((int (*)(char *, int, int))fn)(path, c->suffix, c->flags);
+		break;
+	case K_TMPFILE:
+		fp = ((FILE *(*)(void))fn)();
+		o->ret = fd = fp ? fileno(fp) : -1;
+		break;
+	case K_FREOPEN:
+		f.fp = fdopen(f.fd, "r+");
+		ck_assert_ptr_nonnull(f.fp);
+		fp = ((FILE *(*)(const char *, const char *, FILE *))fn)(c->name ? path : NULL,
+									 c->mode, f.fp);
+		o->ret = fd = fp ? fileno(fp) : -1;
+		/* Closed, whatever came of it. */
+		f.fd = -1;
+		break;
+	case K_PCLOSE:
+		fp = popen(c->name, "r");
+		ck_assert_ptr_nonnull(fp);
+		o->ret = ((int (*)(FILE *))fn)(fp);
+		fp = NULL;
+		break;
+	default:
+		ck_abort_msg("newfd_run: kind %d", (int)k);
+	}
+	o->err = errno;
+	newfd_state(o, fd);
+	if (c->fx == FX_FILE_APPEND || c->cmd == F_SETFL)
+		o->extra[3] = fcntl(f.fd, F_GETFL);
+	if (fp)
+		fclose(fp);
+	else if (fd >= 0)
+		raw_close(fd);
+	if (f.fd >= 0)
+		raw_close(f.fd);
+	/* The temporary file's name is random: its mode and size, not its name. */
+	if (fd >= 0 && k >= K_MKSTEMP && k <= K_MKOSTEMPS) {
+		struct stat st;
+
+		o->extra[3] = stat(path, &st) == 0 ? (long)st.st_mode + st.st_size : -1;
+		unlink(path);
+	}
+	if (k == K_CREAT && fd >= 0 && strcmp(c->name, "data"))
+		unlink(path);
+	file_state(data_path, &o->file_hash[0], &o->file_size[0]);
+	return true;
+}
+
+static void newfd_hook(const struct hook *h)
+{
+	void *r = real_fn(h->name), *u = hooked_fn(h->name);
+	const struct newfd_case *cases;
+	size_t i, n;
+
+	cases = newfd_cases(h->kind, &n);
+	for (i = 0; i < n; i++) {
+		const struct newfd_case *c = &cases[i];
+		struct outcome a, b;
+
+		if (!newfd_run(h->kind, r, c, &a))
+			continue;
+		ck_assert_msg(c->err ? a.ret < 0 && a.err == c->err : a.ret >= 0,
+			      "%s/%s: libc gave %ld errno %d: the case is wrong", h->name, c->what,
+			      a.ret, a.err);
+		ck_assert(newfd_run(h->kind, u, c, &b));
+		same(h->name, c->what, &a, &b);
+		compared++;
+	}
+}
+
 /* ---- the tests ---- */
 
 static const struct hook *hook_of(const char *name)
@@ -1530,6 +1740,8 @@ static void all_results(const struct hook *h)
 		copy_hook(h);
 	else if (h->kind >= K_OPEN && h->kind <= K_FOPEN)
 		open_hook(h);
+	else if (h->kind >= K_DUP)
+		newfd_hook(h);
 	else
 		life_hook(h);
 }

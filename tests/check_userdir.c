@@ -380,6 +380,47 @@ START_TEST(test_warned_again_when_lost)
 }
 END_TEST
 
+/*
+ * A file truncated, then refilled by someone else past where the line
+ * ended: the size alone said the line was still there.  It is told again.
+ */
+START_TEST(test_warned_again_when_refilled)
+{
+	static const char refilled[] = "/bin/true; : >\"$ERR\"; "
+				       "printf '%0600d\\n' 0 >>\"$ERR\"; /bin/true";
+	int n;
+
+	if (uot_skipped(NULL) || run_user_exists(0))
+		return;
+	clean();
+	n = warnings(refilled, TO_FILE);
+	printf("userdir: a file truncated and refilled past the line: %d in it at the end\n", n);
+	ck_assert_msg(n == 1, "refilled: %d lines at the end, not 1", n);
+}
+END_TEST
+
+/*
+ * A line that could not be written (stderr a terminal opened for reading
+ * only) is not noted as said: the next process says it.
+ */
+START_TEST(test_warned_again_when_unwritten)
+{
+	static const char unwritten[] = "T=$(readlink /proc/$$/fd/2); "
+					"USEONCE_GUARD=zz /bin/true 2<\"$T\"; "
+					"USEONCE_GUARD=zz /bin/true";
+	int n;
+
+	if (uot_skipped(NULL) || run_user_exists(0))
+		return;
+	clean();
+	n = warnings(unwritten, TO_TTY);
+	printf("userdir: a line that failed to reach the terminal, then a process that can: "
+	       "%d lines\n", n);
+	/* sh's own line, and the second problem set's once. */
+	ck_assert_msg(n == 2, "after a failed write: %d lines, not 2", n);
+}
+END_TEST
+
 static void prepare(void)
 {
 	char gid[32];
@@ -431,6 +472,8 @@ int main(void)
 	tcase_add_test(tc, test_runtime_dir_not_ours);
 	tcase_add_loop_test(tc, test_warned_once_per_session, TO_FILE, TO_FIFO + 1);
 	tcase_add_test(tc, test_warned_again_when_lost);
+	tcase_add_test(tc, test_warned_again_when_refilled);
+	tcase_add_test(tc, test_warned_again_when_unwritten);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
