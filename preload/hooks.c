@@ -413,14 +413,21 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 
 /*
  * A descriptor opened while the process streams a tree: a file opened
- * read-only may be one more file of a read tree.
+ * read-only may be one more file of a read tree; one opened for writing
+ * with O_CREAT or O_TRUNC (cp, tar x, rsync's receiver), one more of a
+ * written tree.  Fresh when the open itself made it new.
  */
 static void uo_tree_open(int fd, int flags)
 {
 	unsigned on = uo_tree_streaming();
 
-	if ((on & UO_GUARD_READ) && (flags & O_ACCMODE) == O_RDONLY)
-		uo_note_opened(fd, UO_READ, false);
+	if ((flags & O_ACCMODE) == O_RDONLY) {
+		if (on & UO_GUARD_READ)
+			uo_note_opened(fd, UO_READ, false);
+	} else if ((on & UO_GUARD_WRITE) && (flags & (O_CREAT | O_TRUNC))) {
+		uo_note_opened(fd, UO_WRITE, (flags & O_TRUNC) ||
+			       (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+	}
 }
 
 /* open(2) reads a mode argument exactly when glibc's own open does. */

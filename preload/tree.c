@@ -183,5 +183,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 			return;
 		}
 		uo_drop_tree_file(fd, f.size);
+	} else if (adv.verdict == UO_TREE_BEHIND) {
+		uo_behind_tree_file(fd, f.size);
 	}
 }
