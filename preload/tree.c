@@ -7,8 +7,8 @@
  *   program closes it, on the program's own descriptor, just before the
  *   real close;
  * - a file the program created or truncated and wrote whole has its
- *   writeback started at that close and what is already clean dropped,
- *   again on the program's descriptor, without waiting;
+ *   writeback started at that close, again on the program's descriptor,
+ *   without waiting and without dropping anything (advise.c says why);
  * - a file opened inside a tree becomes a stream after a window instead of
  *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
  *   up is left to nobody.
@@ -184,6 +184,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		}
 		uo_drop_tree_file(fd, f.size);
 	} else if (adv.verdict == UO_TREE_BEHIND) {
-		uo_behind_tree_file(fd, f.size);
+		/* The rule's write-behind, without the drop once written: see advise.c. */
+		uo_flush_tree_file(fd, f.size);
 	}
 }
