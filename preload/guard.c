@@ -423,7 +423,8 @@ void uo_note_closing(int fd)
 		 */
 		if (wrote && uo_fstat(fd, &f) == 0)
 			uo_record_streamed_again(&f);
-	} else {
+	} else if (s->st.state != UO_STREAM) {
+		/* (A stream whose descriptor now names another file tells nothing of it.) */
 		uo_tree_closing(fd, s, false);
 	}
 	uo_slot_clear(s);
