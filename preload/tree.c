@@ -125,14 +125,9 @@ static bool uo_tree_moved(const struct uo_slot *s, struct uo_tree_file *tf)
 	return tf->moved >= UO_TREE_MIN && (uo_config.tuning.guard & (1u << tf->dir));
 }
 
+/* Said in the trace; uo_tree_on was set with the rule's state, under its lock. */
 static void uo_tree_mode(int fd, unsigned dir, bool on)
 {
-	unsigned bit = 1u << dir;
-
-	if (on)
-		atomic_fetch_or_explicit(&uo_tree_on, bit, memory_order_relaxed);
-	else
-		atomic_fetch_and_explicit(&uo_tree_on, ~bit, memory_order_relaxed);
 	if (dir == UO_READ)
 		uo_trace(fd, on ? "tree mode: many files read whole, one after the other"
 			 : "tree mode over (reads)", NULL);
@@ -164,6 +159,13 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		return;
 	adv = uo_tree_file_closed(&uo_trees, &uo_config.tuning, &tf);
 	on = uo_trees.run[tf.dir].on;
+	/* Under the lock: two threads' changes reach the opens in the rule's order. */
+	if (adv.changed) {
+		if (on)
+			atomic_fetch_or_explicit(&uo_tree_on, 1u << tf.dir, memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(&uo_tree_on, ~(1u << tf.dir), memory_order_relaxed);
+	}
 	uo_tree_unlock();
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
