@@ -32,5 +32,7 @@ uint64_t uo_memory_size(void);
 bool uo_fits_in_memory(uint64_t size);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */
 void uo_drop_tree_file(int fd, uint64_t size);
+/* A new file of a tree written whole: start its writeback; never waits, drops nothing. */
+void uo_flush_tree_file(int fd, uint64_t size);
 
 #endif /* UO_ADVISE_H */

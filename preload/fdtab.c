@@ -69,7 +69,8 @@ void uo_slot_clear(struct uo_slot *s)
 	atomic_store_explicit(&s->look, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->uncached, UO_UNCACHED_OFF, memory_order_relaxed);
 	s->kind_known = 0;
-	s->opened = UO_OPENED_UNKNOWN;
+	s->opened = UO_OPEN_UNKNOWN;
+	s->tree_dir = 0;
 	s->unclean = 0;
 	atomic_store_explicit(&s->head_probed, 0, memory_order_relaxed);
 	/* All zeroes is a fresh stream for the policy. */

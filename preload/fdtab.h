@@ -29,10 +29,6 @@
  */
 #define UO_FIRST_LOOK	(64u * 1024u)
 
-#define UO_OPENED_UNKNOWN	0u	/* opened before tree mode, or not read-only */
-#define UO_OPENED_COLD		1u	/* none of it was cached: ours to drop at close */
-#define UO_OPENED_CACHED	2u	/* someone had it cached: leave it */
-
 /*
  * A read stream whose cached pages we cannot see (another user's file) is
  * read with RWF_DONTCACHE (Linux 6.14): the kernel itself keeps what was
@@ -51,7 +47,8 @@ struct uo_slot {
 	_Atomic uint32_t stale;	/* closed while held: the next holder clears it */
 	_Atomic uint32_t uncached; /* UO_UNCACHED_*: reads go through RWF_DONTCACHE */
 	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
-	uint32_t opened;	/* UO_OPENED_*: what the file was when opened in tree mode */
+	uint8_t opened;		/* enum uo_opened: what the file was when opened in a tree */
+	uint8_t tree_dir;	/* 1 + the enum uo_dir of the tree it was opened in; 0: none */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;

@@ -155,9 +155,10 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	struct uo_event ev = {
 		.end = r.end, .len = r.end - r.start, .dir = s->st.dir,
 	};
+	struct uo_tuning buf;
 
 	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align, &ev.cached);
-	uo_observe(&s->st, &uo_config.tuning, &ev);
+	uo_observe(&s->st, uo_tree_tuning(s, &buf), &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);
 	if (ev.flags == UO_EV_BLIND)
@@ -212,13 +213,15 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	struct uo_event ev = {
 		.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len, .len = len, .dir = (uint8_t)dir,
 	};
+	struct uo_tuning buf;
+	const struct uo_tuning *t = uo_tree_tuning(s, &buf);
 	struct uo_advice adv;
 	uint64_t size;
 
 	if (!uo_guard_kind(fd, s))
 		return;
 	uo_count_stream(s, 0);
-	adv = uo_observe(&s->st, &uo_config.tuning, &ev);
+	adv = uo_observe(&s->st, t, &ev);
 	if (adv.flags & UO_ADV_ASK_POSITION) {
 		int64_t pos = uo_cursor(fd);
 
@@ -230,7 +233,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		ev.end = (uint64_t)pos;
 		ev.len = 0;
 		ev.flags = UO_EV_CURSOR;
-		adv = uo_observe(&s->st, &uo_config.tuning, &ev);
+		adv = uo_observe(&s->st, t, &ev);
 	}
 	if (adv.flags & UO_ADV_PROMOTED) {
 		if (!uo_guard_promoted(fd, s))
@@ -368,12 +371,12 @@ out:
 	errno = saved;
 }
 
-bool uo_tree_streaming(void)
+unsigned uo_tree_streaming(void)
 {
 	return atomic_load_explicit(&uo_tree_on, memory_order_relaxed);
 }
 
-void uo_note_opened(int fd)
+void uo_note_opened(int fd, unsigned dir, bool fresh)
 {
 	struct uo_slot *s;
 	int saved = errno;
@@ -384,7 +387,7 @@ void uo_note_opened(int fd)
 	}
 	s = uo_slot_get(fd);
 	if (s && uo_slot_lock(s)) {
-		uo_tree_opened(fd, s);
+		uo_tree_opened(fd, s, dir, fresh);
 		uo_slot_unlock(s);
 	}
 	errno = saved;
@@ -419,6 +422,8 @@ void uo_note_closing(int fd)
 		bool wrote = s->st.dir == UO_WRITE;
 		struct uo_file f;
 
+		/* A file of a tree too, told before its closing advice forgets the stream. */
+		uo_tree_closing(fd, s, true);
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
@@ -430,8 +435,9 @@ void uo_note_closing(int fd)
 		 */
 		if (wrote && uo_fstat(fd, &f) == 0)
 			uo_record_streamed_again(&f);
-	} else {
-		uo_tree_closing(fd, s);
+	} else if (s->st.state != UO_STREAM) {
+		/* (A stream whose descriptor now names another file tells nothing of it.) */
+		uo_tree_closing(fd, s, false);
 	}
 	uo_slot_clear(s);
 	uo_slot_unlock(s);

@@ -28,8 +28,12 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len);
 void uo_note_closing(int fd);
 /* fd now names another open file (dup2, dup3): its slot and quiet mark are forgotten. */
 void uo_note_forget(int fd);
-/* fd was just opened for reading while the process streams a tree. */
-void uo_note_opened(int fd);
+/*
+ * fd was just opened while the process streams a tree in 'dir' (read only
+ * for UO_READ; for UO_WRITE, with O_CREAT or O_TRUNC, 'fresh' when the open
+ * itself made it new: O_TRUNC, or O_CREAT | O_EXCL).
+ */
+void uo_note_opened(int fd, unsigned dir, bool fresh);
 /*
  * Before a descriptor's first read (or copy) of UO_HEAD_PROBE_MIN or more:
  * what is cached at the file's start, seen before the stream touches it.
@@ -42,8 +46,8 @@ static inline bool uo_head_unprobed(const struct uo_slot *s)
 	return !s || !atomic_load_explicit(&s->head_probed, memory_order_relaxed);
 }
 
-/* Is the process streaming a tree of files?  Opens matter only then. */
-bool uo_tree_streaming(void);
+/* Bit (1 << dir): is the process streaming a tree of files that way?  Opens matter only then. */
+unsigned uo_tree_streaming(void);
 
 /*
  * Called by every hook that moved bytes, so it must cost next to nothing:

@@ -410,6 +410,25 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		uo_fdtab_forget_range((first), (last));				\
 		errno = uo_saved;
 
+/*
+ * A descriptor opened while the process streams a tree: a file opened
+ * read-only may be one more file of a read tree; one opened for writing
+ * with O_CREAT or O_TRUNC (cp, tar x, rsync's receiver), one more of a
+ * written tree.  Fresh when the open itself made it new.
+ */
+static void uo_tree_open(int fd, int flags)
+{
+	unsigned on = uo_tree_streaming();
+
+	if ((flags & O_ACCMODE) == O_RDONLY) {
+		if (on & UO_GUARD_READ)
+			uo_note_opened(fd, UO_READ, false);
+	} else if ((on & UO_GUARD_WRITE) && (flags & (O_CREAT | O_TRUNC))) {
+		uo_note_opened(fd, UO_WRITE, (flags & O_TRUNC) ||
+			       (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+	}
+}
+
 /* open(2) reads a mode argument exactly when glibc's own open does. */
 #define UO_NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
 
@@ -420,9 +439,8 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
 		uo_fd_opened(uo_ret);						\
-		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()) &&		\
-		    ((flags) & O_ACCMODE) == O_RDONLY)				\
-			uo_note_opened(uo_ret);					\
+		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()))		\
+			uo_tree_open((int)uo_ret, (flags));			\
 		(void)uo_mode;							\
 		return uo_ret;
 #define UO_TAKE_MODE_0(flags)
@@ -440,9 +458,9 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		uo_ret = uo_fn args;						\
 		if (uo_ret)							\
 			uo_fd_opened(uo_stdio_fd(uo_ret));			\
-		if (UO_UNLIKELY(uo_ret && uo_tree_streaming()) &&		\
+		if (UO_UNLIKELY(uo_ret && (uo_tree_streaming() & UO_GUARD_READ)) && \
 		    (mode)[0] == 'r' && !strchr((mode), '+'))			\
-			uo_note_opened(uo_stdio_fd(uo_ret));			\
+			uo_note_opened(uo_stdio_fd(uo_ret), UO_READ, false);	\
 		return uo_ret;
 
 #define UO_BODY_NEW(name, ret, args, fail, fd, ok)				\

@@ -205,11 +205,10 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 }
 
 /*
- * Many files read whole one after the other (tar c, rsync, cp -r): each
- * too small to be a stream, together they flood the cache as surely.  A
- * process that closes UO_TREE_FILES files it read whole, each within
- * UO_TREE_GAP_MS of the last, is streaming a tree: from then on each such
- * file is dropped when closed, unless it was cached when opened.
+ * The first tree rule, reads only, files below a window: a process that
+ * closes UO_TREE_FILES files it read whole, each within UO_TREE_GAP_MS of
+ * the last, is streaming a tree.  Kept for the policy replays; the library
+ * runs uo_tree_file_closed below.
  */
 #define UO_TREE_FILES	32
 #define UO_TREE_GAP_MS	2000
@@ -232,8 +231,8 @@ static inline bool uo_range_empty(struct uo_range r)
  * A process that moves many files whole, front to back, one after the
  * other, is streaming, whatever each file's size, reading or writing: a
  * tree.  (The rule for both directions, unit-tested in check_tree_rule;
- * the library's tree mode still runs on uo_tree_closed above until its
- * plumbing lands, issue 12.)  The rule is kept per direction.  A run of whole files becomes a
+ * the library's plumbing is tree.c, which applies it at the program's own
+ * close and opens no descriptor of its own.)  The rule is kept per direction.  A run of whole files becomes a
  * tree after UO_TREE_STEPS files once it holds a stream's threshold of
  * bytes, or after UO_TREE_FILES files whatever their size; a pause longer
  * than UO_TREE_GAP_MS ends it.  In a tree, a file read whole is dropped

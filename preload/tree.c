@@ -1,9 +1,21 @@
 /*
- * Tree mode, the plumbing.  Many files read whole one after the other
- * (tar c, rsync, cp -r) are each too small to be a stream and together
- * flood the cache as surely; the policy's uo_tree_closed says when a
- * process is doing that.  Then each such file is dropped when closed,
- * unless some of it was cached when it was opened.
+ * Tree mode, the plumbing.  Many files moved whole one after the other
+ * (cp -r, rsync, tar c, tar x) are each too small to be a stream and
+ * together flood the cache as surely; the policy's uo_tree_file_closed
+ * says when a process is doing that, per direction.  Then:
+ * - a file read whole that was cold when opened is dropped when the
+ *   program closes it, on the program's own descriptor, just before the
+ *   real close;
+ * - a file the program created or truncated and wrote whole has its
+ *   writeback started at that close, again on the program's descriptor,
+ *   without waiting and without dropping anything (advise.c says why);
+ * - a file opened inside a tree becomes a stream after a window instead of
+ *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
+ *   up is left to nobody.
+ * The library opens no descriptor of its own here: one of ours, closed,
+ * would release the program's POSIX locks on the file, count against its
+ * RLIMIT_NOFILE, clash with its dup2 and keep unlinked files' space (what
+ * took an earlier write-behind queue out again).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,14 +32,15 @@
 #include "trace.h"
 #include "tree.h"
 
-static struct uo_tree uo_tree;
+static struct uo_trees uo_trees;
 /*
- * Who is updating uo_tree: 0 or a process id.  A pid, not a flag: a process
- * forked while one of its parent's threads held it finds the parent's pid
- * there, which no thread of its own will ever clear, and takes it over.
+ * Who is updating uo_trees: 0 or a process id.  A pid, not a flag: a
+ * process forked while one of its parent's threads held it finds the
+ * parent's pid there, which no thread of its own will ever clear, and
+ * takes it over.  Never waited for: a busy rule skips one file.
  */
 static _Atomic int32_t uo_tree_owner;
-_Atomic bool uo_tree_on;
+_Atomic unsigned uo_tree_on;
 
 static bool uo_tree_lock(void)
 {
@@ -43,56 +56,137 @@ static bool uo_tree_lock(void)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-/* The descriptor is new, whatever its slot remembers. */
-void uo_tree_opened(int fd, struct uo_slot *s)
+static void uo_tree_unlock(void)
 {
+	atomic_store_explicit(&uo_tree_owner, 0, memory_order_release);
+}
+
+/* The descriptor is new, whatever its slot remembers. */
+void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh)
+{
+	struct uo_file f;
 	int64_t pages;
 
 	uo_slot_clear(s);
+	s->tree_dir = (uint8_t)(dir + 1);
+	if (dir == UO_WRITE) {
+		/* Whatever was cached of an empty file, nobody's data is in it. */
+		if (fresh || (uo_fstat(fd, &f) == 0 && S_ISREG(f.mode) && f.size == 0))
+			s->opened = UO_OPEN_NEW;
+		return;
+	}
 	pages = uo_cached_pages(fd);
-	s->opened = pages == 0 ? UO_OPENED_COLD : pages > 0 ? UO_OPENED_CACHED : UO_OPENED_UNKNOWN;
+	s->opened = pages == 0 ? UO_OPEN_COLD : pages > 0 ? UO_OPEN_CACHED : UO_OPEN_UNKNOWN;
+}
+
+const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning *buf)
+{
+	const struct uo_tuning *t = &uo_config.tuning;
+
+	/*
+	 * Reads only: a write stream's close waits for its tail (advise.c),
+	 * which many files of a tree would each pay; written files of a tree
+	 * below the threshold get their writeback started at close instead.
+	 */
+	if (s->tree_dir != UO_READ + 1 || !t->window || t->window >= t->threshold)
+		return t;
+	*buf = *t;
+	buf->threshold = t->window;
+	return buf;
 }
 
 /*
- * A descriptor that read a small file whole, front to back, and nothing
- * else: one more file of a tree?  Costs two system calls, only for files
- * of 64 KiB or more read at the cursor.
+ * What the descriptor did, as the rule wants it: false if it moved data
+ * both ways or not enough to be worth a system call.  Costs nothing for
+ * descriptors that moved less than UO_TREE_MIN.
  */
-void uo_tree_closing(int fd, struct uo_slot *s)
+static bool uo_tree_moved(const struct uo_slot *s, struct uo_tree_file *tf)
 {
-	uint64_t reads = atomic_load_explicit(&s->counted[UO_READ], memory_order_relaxed);
+	uint64_t r = atomic_load_explicit(&s->counted[UO_READ], memory_order_relaxed);
+	uint64_t w = atomic_load_explicit(&s->counted[UO_WRITE], memory_order_relaxed);
+
+	if (s->st.state == UO_IGNORED)
+		return false;
+	if (s->st.state == UO_NEW) {
+		if (r && w)
+			return false;
+		tf->dir = w ? UO_WRITE : UO_READ;
+		tf->moved = w ? w : r;
+		/* Nothing at known offsets reached the policy: only the cursor moved. */
+		tf->whole = 1;
+	} else {
+		tf->dir = s->st.dir;
+		if (tf->dir > UO_WRITE || (tf->dir == UO_READ ? w : r))
+			return false;
+		tf->moved = s->st.next + s->st.pending + (tf->dir == UO_READ ? r : w);
+		/* One run from the file's start, front to back. */
+		tf->whole = s->st.positioned && s->st.run_start == 0;
+	}
+	return tf->moved >= UO_TREE_MIN && (uo_config.tuning.guard & (1u << tf->dir));
+}
+
+/* Said in the trace; uo_tree_on was set with the rule's state, under its lock. */
+static void uo_tree_mode(int fd, unsigned dir, bool on)
+{
+	if (dir == UO_READ)
+		uo_trace(fd, on ? "tree mode: many files read whole, one after the other"
+			 : "tree mode over (reads)", NULL);
+	else
+		uo_trace(fd, on ? "tree mode: many new files written whole, one after the other"
+			 : "tree mode over (writes)", NULL);
+}
+
+void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
+{
+	struct uo_tree_file tf = { 0 };
+	struct uo_tree_advice adv;
 	struct uo_file f;
 	const char *why;
-	uint64_t now;
+	int64_t pos;
 	bool on;
 
-	if (!(uo_config.tuning.guard & UO_GUARD_READ) || s->st.state != UO_NEW ||
-	    reads < UO_TREE_MIN || reads >= uo_config.tuning.window ||
-	    atomic_load_explicit(&s->counted[UO_WRITE], memory_order_relaxed))
+	if (!uo_tree_moved(s, &tf))
 		return;
-	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.size != reads ||
-	    uo_cursor(fd) != (int64_t)f.size || !uo_clock_ms(CLOCK_MONOTONIC, &now))
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || !uo_clock_ms(CLOCK_MONOTONIC, &tf.now_ms))
 		return;
+	/* Read or written at the cursor, it must have ended at the end: no seek back. */
+	if (s->st.state == UO_NEW && ((pos = uo_cursor(fd)) < 0 || (uint64_t)pos != f.size))
+		tf.whole = 0;
+	tf.size = f.size;
+	tf.opened = s->opened;
+	tf.streamed = streamed;
 	if (!uo_tree_lock())
 		return;
-	on = uo_tree_closed(&uo_tree, now);
-	atomic_store_explicit(&uo_tree_owner, 0, memory_order_release);
-	if (on != atomic_load_explicit(&uo_tree_on, memory_order_relaxed)) {
-		atomic_store_explicit(&uo_tree_on, on, memory_order_relaxed);
-		uo_trace(fd, on ? "tree mode: many files read whole, one after the other"
-			 : "tree mode over", NULL);
+	adv = uo_tree_file_closed(&uo_trees, &uo_config.tuning, &tf);
+	on = uo_trees.run[tf.dir].on;
+	/* Under the lock: two threads' changes reach the opens in the rule's order. */
+	if (adv.changed) {
+		if (on)
+			atomic_fetch_or_explicit(&uo_tree_on, 1u << tf.dir, memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(&uo_tree_on, ~(1u << tf.dir), memory_order_relaxed);
 	}
-	if (!on || s->opened != UO_OPENED_COLD)
+	uo_tree_unlock();
+	if (adv.changed)
+		uo_tree_mode(fd, tf.dir, on);
+	/* A stream's pages were advised as it moved and at its close. */
+	if (adv.verdict == UO_TREE_LEAVE || streamed)
 		return;
 	why = uo_path_rule(fd);
 	if (why) {
 		uo_trace(fd, "tree file left alone", why);
 		return;
 	}
-	/* A data loader reads the same files on every pass: the second time, they stay. */
-	if (uo_record_streamed_again(&f)) {
-		uo_trace(fd, "tree file left to the kernel's cache", "read again within USEONCE_REUSE");
-		return;
+	if (adv.verdict == UO_TREE_DROP) {
+		/* A data loader reads the same files on every pass: the second time, they stay. */
+		if (uo_record_streamed_again(&f)) {
+			uo_trace(fd, "tree file left to the kernel's cache",
+				 "read again within USEONCE_REUSE");
+			return;
+		}
+		uo_drop_tree_file(fd, f.size);
+	} else if (adv.verdict == UO_TREE_BEHIND) {
+		/* The rule's write-behind, without the drop once written: see advise.c. */
+		uo_flush_tree_file(fd, f.size);
 	}
-	uo_drop_tree_file(fd, f.size);
 }

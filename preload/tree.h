@@ -1,7 +1,7 @@
 /*
- * Tree mode, the plumbing: many files read whole, one after the other, are
- * one stream (the rule is the policy's uo_tree_closed).  Called by the
- * guard only.
+ * Tree mode, the plumbing: many files moved whole, one after the other,
+ * are one stream (the rule is the policy's uo_tree_file_closed).  Called
+ * by the guard only.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,11 +13,24 @@
 
 #include "fdtab.h"
 
-extern _Atomic bool uo_tree_on;
+/* Bit (1 << dir) set while the process streams a tree in that direction. */
+extern _Atomic unsigned uo_tree_on;
 
-/* A file opened for reading in tree mode: was any of it cached? (slot held) */
-void uo_tree_opened(int fd, struct uo_slot *s);
-/* A descriptor that never became a stream is being closed (slot held). */
-void uo_tree_closing(int fd, struct uo_slot *s);
+/*
+ * A file opened while the process streams a tree in 'dir' (slot held):
+ * for reading, was any of it cached?  For writing, 'fresh' says the open
+ * created or truncated it (O_TRUNC, O_CREAT | O_EXCL); otherwise an
+ * O_CREAT that found it empty is as new.
+ */
+void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh);
+/* The tuning for the descriptor: inside a tree, files past a window are streams. */
+const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning *buf);
+/*
+ * A descriptor is being closed (slot held), before the program's close:
+ * one more file of a tree?  If it is, what its pages need is done now, on
+ * the program's descriptor.  'streamed': it was a stream, whose own
+ * closing advice has just been applied.
+ */
+void uo_tree_closing(int fd, struct uo_slot *s, bool streamed);
 
 #endif /* UO_TREE_H */

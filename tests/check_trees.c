@@ -1,0 +1,322 @@
+/*
+ * Copying a directory (issue 12), end to end: the copiers people use on
+ * trees of files must stay guarded.
+ *
+ * Two trees: 200 files of 128 KiB (only the tree rule can see them), and
+ * 40 of 2 MiB with 3 of 12 MiB (between a window and the stream threshold:
+ * streams inside a tree).  Each is copied by cp -r, rsync -a, tar c | zstd
+ * and unpacked from its archive by tar x, under the library, and the copy
+ * is checked.  Just after the program exits:
+ * - the source tree (read side) must be no more cached than the files a
+ *   run reads before it is known to be a tree, and a little more;
+ * - the copy (write side) must be no more dirty than those: the library
+ *   started writeback of every later file at its close.  (Its clean pages
+ *   stay cached: nothing waits for them, and no descriptor of ours is
+ *   kept to drop them later.)
+ * Without the library the same cp -r leaves the source cached and the
+ * copy dirty, or this test could not tell.  With a memory cgroup, tar c |
+ * zstd of the bigger tree must also keep a hot file touched once in it.
+ *
+ * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
+ * needs root and a cgroup v1 memory controller.  Skips with one line.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "uot_check.h"
+#include "policy.h"
+
+#define KIB		1024ULL
+/* Slack over the files read before the tree is known: files in flight, a page or two. */
+#define SLACK_FILES	2
+#define HOT_KEPT_PCT	95.0
+#define CG_MIB		128
+
+static const struct tree {
+	const char *name;
+	struct {
+		unsigned n;
+		uint64_t size;
+	} parts[2];
+} trees[] = {
+	{ "200 x 128 KiB", { { 200, 128 * KIB }, { 0, 0 } } },
+	{ "40 x 2 MiB + 3 x 12 MiB", { { 40, 2 * UOT_MIB }, { 3, 12 * UOT_MIB } } },
+};
+#define NTREES	(sizeof(trees) / sizeof(trees[0]))
+
+static const struct prog {
+	const char *name;
+	const char *script;	/* sh -c; @SRC @DST @TAR @CHK */
+	const char *verify;
+	bool reads_tree;	/* the source tree is read whole, file by file */
+	bool writes_tree;	/* the copy is a tree of new files */
+} progs[] = {
+	{ "cp -r", "cp -r @SRC @DST", "diff -r @SRC @DST", true, true },
+	{ "rsync -a", "rsync -a @SRC/ @DST/", "diff -r @SRC @DST", true, true },
+	{ "tar c | zstd", "tar cf - -C @SRC . | zstd -q -1 -o @DST",
+	  "mkdir @CHK && zstd -q -dc @DST | tar xf - -C @CHK && diff -r @SRC @CHK", true, false },
+	{ "tar x", "mkdir @DST && tar xf @TAR -C @DST", "diff -r @SRC @DST", false, true },
+};
+#define NPROGS	(sizeof(progs) / sizeof(progs[0]))
+
+static struct {
+	char src[NTREES][512], tar[NTREES][512];
+	char dst[512], chk[512], hot[512];
+	struct uot_cgroup cg;
+	char cg_why[300];
+	uint64_t res, dirty, size;
+	bool cg_ready;
+} t;
+
+struct uot_cs_range {
+	uint64_t off, len;
+};
+
+struct uot_cs {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
+
+static int add_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	struct uot_cs_range r = { 0, 0 };
+	struct uot_cs cs;
+	uint64_t size = 0;
+	int64_t res;
+	int fd;
+
+	(void)sb;
+	(void)ftw;
+	if (type != FTW_F)
+		return 0;
+	res = uot_resident(path, &size);
+	t.res += res > 0 ? (uint64_t)res : 0;
+	t.size += size;
+	/* Dirty pages, from cachestat(2): opening a file read-only changes none. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && syscall(SYS_cachestat, fd, &r, &cs, 0) == 0)
+		t.dirty += cs.nr_dirty * (uint64_t)sysconf(_SC_PAGESIZE);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* % of the bytes of every file under 'path' (or of that file) cached, and dirty. */
+static void tree_pct(const char *path, double *res, double *dirty)
+{
+	t.res = t.dirty = t.size = 0;
+	nftw(path, add_one, 16, FTW_PHYS);
+	*res = t.size ? 100.0 * (double)t.res / (double)t.size : 0.0;
+	*dirty = t.size ? 100.0 * (double)t.dirty / (double)t.size : 0.0;
+}
+
+static int cold_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return type == FTW_F ? uot_make_cold(path) : 0;
+}
+
+static uint64_t tree_bytes(const struct tree *tr)
+{
+	return tr->parts[0].n * tr->parts[0].size + tr->parts[1].n * tr->parts[1].size;
+}
+
+/*
+ * The most a run moves before the rule calls it a tree (policy.h), in any
+ * order: UO_TREE_FILES files, or fewer once UO_TREE_STEPS of them hold the
+ * stream threshold; the biggest first is the worst.  In % of the tree,
+ * with SLACK_FILES of its biggest files more.
+ */
+static double early_pct(const struct tree *tr)
+{
+	uint64_t big = tr->parts[1].n ? tr->parts[1].size : tr->parts[0].size;
+	uint64_t small = tr->parts[0].size, early = 0;
+	unsigned n = 0, i;
+
+	for (i = 0; i < tr->parts[1].n && n < UO_TREE_FILES; i++, n++) {
+		if (n >= UO_TREE_STEPS && early >= USEONCE_DEFAULT_THRESHOLD)
+			break;
+		early += tr->parts[1].size;
+	}
+	for (; n < UO_TREE_FILES && !(n >= UO_TREE_STEPS && early >= USEONCE_DEFAULT_THRESHOLD);
+	     n++)
+		early += small;
+	return 100.0 * (double)(early + SLACK_FILES * big) / (double)tree_bytes(tr);
+}
+
+static void expand(char *out, size_t size, const char *tpl, unsigned tree)
+{
+	static const char *const tokens[] = { "@SRC", "@DST", "@TAR", "@CHK" };
+	const char *values[] = { t.src[tree], t.dst, t.tar[tree], t.chk };
+
+	uot_expand(out, size, tpl, tokens, values, 4);
+}
+
+static void prepare_run(unsigned tree)
+{
+	uot_scratch_rm(t.dst);
+	unlink(t.dst);
+	uot_scratch_rm(t.chk);
+	ck_assert_int_eq(nftw(t.src[tree], cold_one, 16, FTW_PHYS), 0);
+	ck_assert_int_eq(uot_make_cold(t.tar[tree]), 0);
+}
+
+/* _i: program * NTREES + tree. */
+START_TEST(test_copy_guarded)
+{
+	const struct prog *p = &progs[_i / NTREES];
+	unsigned tree = (unsigned)_i % NTREES;
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	char cmd[2048], what[128];
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 120 };
+	struct uot_result r;
+	bool hot_case = p->reads_tree && !p->writes_tree && tree_bytes(&trees[tree]) > CG_MIB * UOT_MIB / 2;
+	double src, dst, src_dirty, dst_dirty, hot = -1, bound = early_pct(&trees[tree]);
+
+	snprintf(what, sizeof(what), "%s, %s", p->name, trees[tree].name);
+	if (uot_skipped(what))
+		return;
+	prepare_run(tree);
+	if (hot_case && t.cg_ready) {
+		ck_assert_int_eq(uot_cgroup_reset(&t.cg), 0);
+		ck_assert_int_eq(uot_make_cold(t.hot), 0);
+		ck_assert_int_eq(uot_touch(t.hot, UOT_TOUCH_MMAP, &t.cg), 0);
+		c.cg = &t.cg;
+	}
+	expand(cmd, sizeof(cmd), p->script, tree);
+	ck_assert_msg(uot_run(&c, &r) == 0, "%s: %s", what, uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "%s: %s", what, uot_status_str(r.status));
+	tree_pct(t.src[tree], &src, &src_dirty);
+	tree_pct(t.dst, &dst, &dst_dirty);
+	if (c.cg)
+		hot = uot_resident_pct(t.hot);
+	printf("trees: %-12s %-24s source %5.1f%% cached, copy %5.1f%% cached %5.1f%% dirty "
+	       "just after (bound %.1f%%)", p->name, trees[tree].name, src, dst, dst_dirty, bound);
+	if (c.cg)
+		printf("; hot set %.1f%% in %u MiB, peak dirty+wb %.0f MiB", hot, CG_MIB,
+		       uot_mib(r.peak_dirty_wb));
+	printf("\n");
+	expand(cmd, sizeof(cmd), p->verify, tree);
+	ck_assert_msg(uot_sh("%s", cmd) == 0, "%s: the copy differs from the tree", what);
+	if (p->reads_tree)
+		ck_assert_msg(src <= bound, "%s: %.1f%% of the source stayed cached (bound %.1f%%)",
+			      what, src, bound);
+	if (p->writes_tree)
+		ck_assert_msg(dst_dirty <= bound, "%s: %.1f%% of the copy was still dirty "
+			      "(bound %.1f%%)", what, dst_dirty, bound);
+	if (c.cg)
+		ck_assert_msg(hot >= HOT_KEPT_PCT, "%s: hot set %.1f%% resident after", what, hot);
+	uot_scratch_rm(t.dst);
+	unlink(t.dst);
+	uot_scratch_rm(t.chk);
+}
+END_TEST
+
+/* Without the library: the source stays cached and the copy dirty, or the test sees nothing. */
+START_TEST(test_bare_copy_floods)
+{
+	const char *drop[] = { "LD_PRELOAD=", "USEONCE_", NULL };
+	char cmd[2048];
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = false, .drop = drop, .timeout_s = 120 };
+	struct uot_result r;
+	double src, dst, src_dirty, dst_dirty;
+
+	if (uot_skipped(trees[_i].name))
+		return;
+	prepare_run((unsigned)_i);
+	expand(cmd, sizeof(cmd), progs[0].script, (unsigned)_i);
+	ck_assert_msg(uot_run(&c, &r) == 0, "bare cp -r: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "bare cp -r: %s", uot_status_str(r.status));
+	tree_pct(t.src[_i], &src, &src_dirty);
+	tree_pct(t.dst, &dst, &dst_dirty);
+	printf("trees: bare cp -r %-24s source %5.1f%% cached, copy %5.1f%% cached %5.1f%% dirty "
+	       "just after\n", trees[_i].name, src, dst, dst_dirty);
+	ck_assert_msg(src >= 90.0, "bare cp -r left only %.1f%% of the source cached: "
+		      "this test cannot see a difference", src);
+	ck_assert_msg(dst_dirty >= 50.0, "bare cp -r left only %.1f%% of the copy dirty: "
+		      "this test cannot see a difference", dst_dirty);
+	uot_scratch_rm(t.dst);
+}
+END_TEST
+
+static void cleanup(void)
+{
+	uot_cgroup_remove(&t.cg);
+}
+
+static void prepare(void)
+{
+	char path[600];
+	unsigned tr, p, i, k;
+
+	uot_suite_begin("trees", cleanup);
+	if (!uot_need_programs("tar rsync zstd diff") || !uot_need_scratch())
+		return;
+	uot_scratch_path(t.dst, sizeof(t.dst), "copy");
+	uot_scratch_path(t.chk, sizeof(t.chk), "check");
+	uot_scratch_path(t.hot, sizeof(t.hot), "hot");
+	for (tr = 0; tr < NTREES; tr++) {
+		snprintf(path, sizeof(path), "tree%u", tr);
+		uot_scratch_path(t.src[tr], sizeof(t.src[tr]), path);
+		snprintf(path, sizeof(path), "tree%u.tar", tr);
+		uot_scratch_path(t.tar[tr], sizeof(t.tar[tr]), path);
+		if (mkdir(t.src[tr], 0755) != 0) {
+			uot_skip("mkdir %s: %s", t.src[tr], strerror(errno));
+			return;
+		}
+		for (p = 0, k = 0; p < 2; p++)
+			for (i = 0; i < trees[tr].parts[p].n; i++, k++) {
+				snprintf(path, sizeof(path), "%s/f%03u", t.src[tr], k);
+				if (uot_make_file(path, trees[tr].parts[p].size, tr * 1000 + k) != 0) {
+					uot_skip("cannot make the tree: %s", uot_why());
+					return;
+				}
+			}
+		if (uot_sh("tar cf '%s' -C '%s' .", t.tar[tr], t.src[tr]) != 0) {
+			uot_skip("cannot make the archive of %s", t.src[tr]);
+			return;
+		}
+	}
+	/* The hot set is the cgroup's: without one, only its cases' hot set is skipped. */
+	if (uot_cgroup_supported() != 0)
+		snprintf(t.cg_why, sizeof(t.cg_why), "%s", uot_why());
+	else if (uot_make_file(t.hot, CG_MIB / 4 * UOT_MIB, 7) != 0 ||
+		 uot_cgroup_create(&t.cg, CG_MIB * UOT_MIB) != 0)
+		snprintf(t.cg_why, sizeof(t.cg_why), "hot set: %s", uot_why());
+	else
+		t.cg_ready = true;
+	if (!t.cg_ready)
+		printf("trees: hot set: skipped: %s\n", t.cg_why);
+}
+
+int main(void)
+{
+	Suite *s = suite_create("trees");
+	TCase *tc = tcase_create("copying a directory");
+
+	prepare();
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_bare_copy_floods, 0, NTREES);
+	tcase_add_loop_test(tc, test_copy_guarded, 0, NPROGS * NTREES);
+	suite_add_tcase(s, tc);
+	return uot_check_run(s, true);
+}
