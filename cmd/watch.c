@@ -710,6 +710,14 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->pos = f->pos0 = fi.pos;
 	f->size = f->size0 = size;
 	f->t = w->o->tuning;
+	/*
+	 * A reader's pages go at every sample, a folio at a time, once what
+	 * lies ahead was probed: samples come about a window of data apart,
+	 * and a drop only every window let a late sample find two behind
+	 * (restic reads in bursts: its file held 14-32 MiB).  Probes stay a
+	 * window apart, which is what keeps them covering every folio.
+	 */
+	f->t.read_step = f->t.align;
 	uo_reset(&f->st);
 	w->files++;
 	dir = uo_wdir(f, size);
