@@ -25,8 +25,9 @@
  *   says the range is clean; the watcher never blocks on the disk.
  * - Cheap: one pread of an fdinfo file per guarded descriptor and one
  *   cachestat per open file per sample, a sample about every window of
- *   data moved or brought into the cache (at most 200 a second), and one
- *   every 100 ms when nothing moves.
+ *   data moved or brought into the cache (at most 200 a second), one every
+ *   20 ms for 2 s after a stream last moved (it may start again at once),
+ *   and one every 100 ms when nothing moves.
  *
  * Positions are not all: pread and pwrite move none, and a file can be
  * opened, written and closed between two samples.  wfile.c follows every
@@ -72,6 +73,14 @@
 /* Samples: about one window of data apart, within these bounds. */
 #define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
+/*
+ * A stream that pauses is sampled this often until it has been still for
+ * UO_W_HOLD_NS.  restic reads its file in bursts (a chunk, then hashing and
+ * packing): backed off to the slow rate during a pause, the watcher saw
+ * the next burst 100 ms late, with up to 100 MiB read and cached meanwhile.
+ */
+#define UO_W_BURST_NS		(20 * UO_MS)
+#define UO_W_HOLD_NS		(2000 * UO_MS)
 /* Others' fanotify events wake us at most this often. */
 #define UO_W_FAN_NS		(5 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
@@ -162,6 +171,8 @@ struct uo_watch {
 	uint64_t moved, dropped, kept, flushed, streams, files;
 	uint64_t churn;		/* regular files opened or closed: programs writing many */
 	int64_t last_tree_ns;
+	bool stream_moved;	/* a stream moved since the last sample */
+	int64_t stream_ns;	/* when a stream last moved */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
 	int child_status;
 	bool child_done;
@@ -859,6 +870,8 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 	} else if (fi.pos < f->pos) {
 		uo_wevent(w, f, fi.pos, 0, UO_READ);
 	}
+	if (f->st.state == UO_STREAM && (fi.pos != f->pos || size > f->size))
+		w->stream_moved = true;
 	f->pos = fi.pos;
 	if (size > f->size)
 		f->size = size;
@@ -1459,6 +1472,16 @@ static void uo_wloop(struct uo_watch *w)
 		} else if (interval < UO_W_SLOW_NS) {
 			interval = interval * 2 > UO_W_SLOW_NS ? UO_W_SLOW_NS : interval * 2;
 		}
+		/*
+		 * A stream that moved lately may start again at any moment, at
+		 * full speed: a rate measured across a pause says nothing of the
+		 * next burst.
+		 */
+		if (w->stream_moved || w->wf.stream_grew)
+			w->stream_ns = now;
+		w->stream_moved = w->wf.stream_grew = false;
+		if (w->stream_ns && now - w->stream_ns < UO_W_HOLD_NS && interval > UO_W_BURST_NS)
+			interval = UO_W_BURST_NS;
 		if (uo_forward_sig && w->child > 0 && !w->child_done) {
 			kill(w->child, uo_forward_sig);
 			uo_forward_sig = 0;
