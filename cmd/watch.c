@@ -21,8 +21,9 @@
  *   with sync_file_range's WAIT flags or fsync: that would consume the
  *   file's writeback error, and the program's own fsync() would then
  *   report success on a failing disk.  A drop that must wait for
- *   writeback is queued and retried on later samples, once cachestat(2)
- *   says the range is clean; the watcher never blocks on the disk.
+ *   writeback is queued and retried on later samples, its folios dropped
+ *   one by one as cachestat(2) says they are clean; the watcher never
+ *   blocks on the disk.
  * - Cheap: one pread of an fdinfo file per guarded descriptor and one
  *   cachestat per open file per sample, a sample about every window of
  *   data moved or brought into the cache (at most 200 a second), one every
@@ -449,12 +450,12 @@ static void uo_wcount_drop(struct uo_watch *w, int fd, struct uo_range r, uint64
 	}
 }
 
-static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep, uint64_t align)
+/* Drops the range but the folios in keep (at most 64 of them); counts nothing. */
+static void uo_wdrop_only(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep,
+			  uint64_t align)
 {
 	uint64_t at = r.start, i = 0, from;
 
-
-	uo_wcount_drop(w, fd, r, keep, align);
 	if (!keep) {
 		uo_wf_drop(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 		return;
@@ -469,16 +470,20 @@ static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t kee
 	}
 }
 
-/* Dirty or under writeback in the range?  Unknown counts as clean. */
-static bool uo_wdirty(int fd, struct uo_range r, bool *writing)
+static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep, uint64_t align)
 {
-	struct uo_cs cs;
+	uo_wcount_drop(w, fd, r, keep, align);
+	uo_wdrop_only(w, fd, r, keep, align);
+}
 
-	*writing = false;
-	if (uo_cachestat(fd, r.start, (uint64_t)uo_rlen(r), &cs) != 0)
+/* Dirty or under writeback in the range?  Unknown counts as clean. */
+static bool uo_wdirty(int fd, struct uo_range r, struct uo_cs *cs)
+{
+	if (uo_cachestat(fd, r.start, (uint64_t)uo_rlen(r), cs) != 0) {
+		memset(cs, 0, sizeof(*cs));
 		return false;
-	*writing = cs.nr_writeback != 0;
-	return cs.nr_dirty || cs.nr_writeback;
+	}
+	return cs->nr_dirty || cs->nr_writeback;
 }
 
 static void uo_wpend_done(struct uo_watch *w, unsigned i)
@@ -495,18 +500,20 @@ static void uo_wpend_done(struct uo_watch *w, unsigned i)
 static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep)
 {
 	struct stat sb;
-	bool writing;
+	struct uo_cs cs;
 	int dup_fd;
 
 	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
 		return;
-	if (!uo_wdirty(fd, r, &writing)) {
+	if (!uo_wdirty(fd, r, &cs)) {
 		uo_wdrop(w, fd, r, keep, UO_ALIGN);
 		return;
 	}
+	/* Counted now: what is dropped later, a folio at a time, is this. */
+	uo_wcount_drop(w, fd, r, keep, UO_ALIGN);
 	if (w->npend == UO_W_PENDING) {
 		/* Dropping early only leaves what is still dirty cached: no harm. */
-		uo_wdrop(w, w->pend[0].fd, w->pend[0].r, w->pend[0].keep, UO_ALIGN);
+		uo_wdrop_only(w, w->pend[0].fd, w->pend[0].r, w->pend[0].keep, UO_ALIGN);
 		uo_wpend_done(w, 0);
 	}
 	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -518,10 +525,55 @@ static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t
 	w->npend++;
 }
 
+/*
+ * A waiting range whose writeback is under way: the folios of it that
+ * are clean already go now, told apart by cachestat, and join the ones
+ * it keeps; the rest wait for a later sample.  The disk writes a window
+ * in tens of milliseconds, folio after folio: waiting for the last one
+ * left the whole window cached that long.  Nothing here waits, and no
+ * call of it can report (and so consume) a writeback error.  Returns true
+ * when nothing of the range is left to drop.
+ */
+static bool uo_wpend_clean(struct uo_watch *w, struct uo_wpend *p, const struct uo_cs *all)
+{
+	uint64_t end = p->r.end == UO_EOF ? uo_file_size(p->fd) : p->r.end, at, i, from = 0;
+	bool run = false, left = false;
+	struct uo_cs cs;
+
+	/* Nothing clean in it yet, or more folios than the mask of those it keeps. */
+	if (all->nr_cache <= all->nr_dirty + all->nr_writeback || end <= p->r.start ||
+	    (end - p->r.start + UO_ALIGN - 1) / UO_ALIGN > 64)
+		return false;
+	for (at = p->r.start, i = 0; at < end; at += UO_ALIGN, i++) {
+		uint64_t len = end - at < UO_ALIGN ? end - at : UO_ALIGN;
+		bool go = false;
+
+		if (!((p->keep >> i) & 1)) {
+			if (uo_cachestat(p->fd, at, len, &cs) == 0 && !cs.nr_dirty &&
+			    !cs.nr_writeback) {
+				go = cs.nr_cache != 0;
+				p->keep |= 1ULL << i;
+			} else {
+				left = true;
+			}
+		}
+		if (go && !run) {
+			from = at;
+			run = true;
+		} else if (!go && run) {
+			uo_wf_drop(&w->wf, p->fd, from, at - from);
+			run = false;
+		}
+	}
+	if (run)
+		uo_wf_drop(&w->wf, p->fd, from, end - from);
+	return !left;
+}
+
 static void uo_wpend_work(struct uo_watch *w)
 {
 	unsigned i = 0;
-	bool writing;
+	struct uo_cs cs;
 
 	while (i < w->npend) {
 		struct uo_wpend *p = &w->pend[i];
@@ -531,14 +583,17 @@ static void uo_wpend_work(struct uo_watch *w)
 			uo_wpend_done(w, i);
 			continue;
 		}
-		if (uo_wdirty(p->fd, p->r, &writing)) {
+		if (uo_wdirty(p->fd, p->r, &cs)) {
 			/* Dirty again, or never started: start it again, never wait. */
-			if (!writing)
+			if (!cs.nr_writeback)
 				uo_wf_writeback(&w->wf, p->fd, p->r.start, (uint64_t)uo_rlen(p->r));
-			i++;
+			if (uo_wpend_clean(w, p, &cs))
+				uo_wpend_done(w, i);
+			else
+				i++;
 			continue;
 		}
-		uo_wdrop(w, p->fd, p->r, p->keep, UO_ALIGN);
+		uo_wdrop_only(w, p->fd, p->r, p->keep, UO_ALIGN);
 		uo_wpend_done(w, i);
 	}
 }
