@@ -66,6 +66,9 @@
 #ifndef __NR_cachestat
 #define __NR_cachestat 451	/* the same number on every architecture */
 #endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
@@ -138,7 +141,14 @@ struct uo_wfd {
 	struct uo_tuning t;	/* the policy's tuning for this descriptor */
 	struct uo_stream st;
 	bool counted;		/* counted as a stream in the statistics */
+	bool remote_said;	/* --trace told it is on a filesystem we leave alone */
 	int file;		/* its file in the watcher's files, or -1 */
+};
+
+/* A mount, as /proc/PID/mountinfo names it: are its files ours to open again? */
+struct uo_wmnt {
+	uint64_t id;
+	bool remote;
 };
 
 struct uo_wpend {
@@ -163,6 +173,8 @@ struct uo_watch {
 		int fd;			/* a directory or file on it: handles are opened here */
 	} marked[16];			/* filesystems fanotify reports on */
 	unsigned nmarked;
+	struct uo_wmnt *mnts;		/* mounts seen in the watched processes' mountinfo */
+	unsigned nmnts, cap_mnts;
 	pid_t foreign[256];		/* recent event makers that are not watched */
 	unsigned nforeign;
 	uint64_t fan_ours, fan_foreign, fan_lost;
@@ -400,6 +412,89 @@ static uint64_t uo_file_size(int fd)
 	struct stat sb;
 
 	return fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* ---- filesystems whose files are never opened again ---- */
+
+/*
+ * FUSE (sshfs, bindfs, rclone mount, virtiofs) and network filesystems:
+ * an open is a request to a daemon or a server, and can be slow, hang, or
+ * mean something to the other side (a file-sharing daemon logs it, a
+ * network lock is taken, a cloud mount fetches the file).  Their page
+ * cache is theirs to manage, too.  The watcher never opens their files,
+ * nor stats them: it knows them by the mount id fdinfo gives.
+ */
+static bool uo_wfs_remote(const char *fstype)
+{
+	static const char *const prefixes[] = {
+		"fuse", "virtiofs", "nfs", "cifs", "smb", "9p", "ceph", "afs", "glusterfs",
+		"lustre", "gfs2", "ocfs2", "coda", "ncpfs", "orangefs", "pvfs2", "beegfs",
+		"gpfs", "vboxsf", "davfs", "sshfs", "dlm",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fstype, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The mounts of pid's namespace, as /proc/PID/mountinfo lists them, join the table. */
+static void uo_wmnt_read(struct uo_watch *w, pid_t pid)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER" */
+		const char *sep = strstr(line, " - ");
+		uint64_t id = strtoull(line, NULL, 10);
+		unsigned i;
+
+		if (!sep || !id)
+			continue;
+		for (i = 0; i < w->nmnts && w->mnts[i].id != id; i++)
+			;
+		if (i == w->nmnts) {
+			if (w->nmnts == w->cap_mnts)
+				w->mnts = uo_grow(w->mnts, &w->cap_mnts, sizeof(*w->mnts));
+			w->nmnts++;
+		}
+		w->mnts[i].id = id;
+		w->mnts[i].remote = uo_wfs_remote(sep + 3);
+	}
+	fclose(f);
+}
+
+/*
+ * Files on mount 'id' are not to be opened again.  Nor on a mount we
+ * cannot tell: it is remembered as such, so that it costs one reading of
+ * mountinfo, not one per sample.
+ */
+static bool uo_wmnt_remote(struct uo_watch *w, pid_t pid, uint64_t id)
+{
+	unsigned i, tries;
+
+	for (tries = 0; id && tries < 2; tries++) {
+		for (i = 0; i < w->nmnts; i++)
+			if (w->mnts[i].id == id)
+				return w->mnts[i].remote;
+		/* Mounted since we last read, or another namespace: read again, once. */
+		if (!tries)
+			uo_wmnt_read(w, pid);
+	}
+	if (id) {
+		if (w->nmnts == w->cap_mnts)
+			w->mnts = uo_grow(w->mnts, &w->cap_mnts, sizeof(*w->mnts));
+		w->mnts[w->nmnts].id = id;
+		w->mnts[w->nmnts].remote = true;
+		w->nmnts++;
+	}
+	return true;
 }
 
 /* ---- advice, through our own descriptor ---- */
@@ -725,6 +820,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	struct uo_fdinfo fi;
 	char name[32], path[64];
 	struct stat sb, ours;
+	ssize_t n;
 	struct uo_cs cs;
 	uint64_t size, cached, clean, front, len = 0;
 	unsigned dir;
@@ -739,6 +835,23 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->ino = fi.ino;
 	f->mnt = fi.mnt;
 	f->flags = fi.flags;
+	/* O_PATH: no I/O goes through it, and opening its file would be ours. */
+	if (fi.flags & O_PATH)
+		goto ignore;
+	/*
+	 * Pipes, sockets and the like name no path (and live on mounts no
+	 * mountinfo lists); reading the link asks no filesystem anything.
+	 */
+	n = readlinkat(p->fddir, name, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		goto ignore;
+	if (uo_wmnt_remote(w, p->pid, fi.mnt)) {
+		if (w->o->verbose && !f->remote_said)
+			uo_wsay("watch: pid %d fd %d: on a FUSE or network filesystem (or an "
+				"unknown mount): not opened again", (int)p->pid, f->fd);
+		f->remote_said = true;
+		goto ignore;
+	}
 	/* fstatat follows the magic link: the file itself. */
 	if (fstatat(p->fddir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
 	    (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
@@ -1215,12 +1328,27 @@ static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid)
 {
 	char path[64];
+	struct statx sx;
 	struct stat sb;
 	int fd;
 
 	if (w->fan < 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	/*
+	 * Its mount first, asking its filesystem nothing (O_PATH opens no
+	 * file, AT_STATX_DONT_SYNC makes FUSE and NFS answer from what they
+	 * know): a remote directory is not opened, nor its files by handle.
+	 */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &sx) != 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID) || uo_wmnt_remote(w, pid, sx.stx_mnt_id)) {
+		close(fd);
+		return;
+	}
+	close(fd);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -1584,6 +1712,7 @@ static void uo_wfree(struct uo_watch *w)
 {
 	free(w->procs);
 	free(w->fds);
+	free(w->mnts);
 	uo_wfiles_free(&w->wf);
 	if (w->fan >= 0)
 		close(w->fan);

@@ -5,6 +5,9 @@
  *   kind	static, Go and dynamic programs are told apart
  *   status	the command's exit status comes through the watcher
  *   refused	a process we may not trace: one clear line, status 1
+ *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
+ *		the watcher, nor one held by an O_PATH descriptor; one on a
+ *		local filesystem is (or the test could not tell)
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -152,6 +155,66 @@ START_TEST(test_refused)
 	st = uot_sh("grep -q 'cannot watch /usr/bin/mount: Permission denied' %s", out);
 	unlink(out);
 	ck_assert_msg(st == 0, "no message when watching a setuid command was refused");
+}
+END_TEST
+
+/*
+ * Did the watcher (useonce itself, the parent: strace without -f traces
+ * it alone) open the file at 'path' again, through /proc/PID/fd/N, with
+ * CMD run under it?  1 if it did, 0 if not, -1 if strace failed.  strace
+ * -y names the file each descriptor it returned is open on.
+ */
+static int watcher_opened(const char *cmd, const char *path)
+{
+	char log[PATH_MAX];
+	int st;
+
+	uot_sfmt(log, sizeof(log), "%s/watch-strace", uot_build_dir());
+	st = uot_sh("strace -y -o %s -e trace=openat %s %s >/dev/null 2>&1", log, uot_useonce(),
+		    cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	st = uot_sh("grep -q '/proc/[0-9]*/fd/[0-9]*\",.* = [0-9]*<%s>' %s", path, log);
+	unlink(log);
+	return st == 0;
+}
+
+START_TEST(test_remote)
+{
+	char src[PATH_MAX], mnt[PATH_MAX], cmd[3 * PATH_MAX], file[PATH_MAX + 8];
+	int local, fuse, opath;
+
+	if (!uot_is_root() || access("/usr/bin/bindfs", X_OK) != 0 ||
+	    access("/usr/bin/strace", X_OK) != 0 || access("/dev/fuse", F_OK) != 0) {
+		printf("watch: remote: skipped: needs root, bindfs, strace and /dev/fuse\n");
+		return;
+	}
+	uot_sfmt(src, sizeof(src), "%s/watch-fuse-src", uot_build_dir());
+	uot_sfmt(mnt, sizeof(mnt), "%s/watch-fuse-mnt", uot_build_dir());
+	ck_assert_int_eq(uot_sh("mkdir -p %s %s && head -c 64M /dev/zero >%s/f", src, mnt, src), 0);
+	if (uot_sh("bindfs %s %s", src, mnt) != 0) {
+		printf("watch: remote: skipped: bindfs could not mount\n");
+		uot_sh("rm -rf %s %s", src, mnt);
+		return;
+	}
+	/* A reader paced to half a second: sampled many times. */
+	setenv("STATIC_IO_MIBPS", "128", 1);
+	uot_sfmt(cmd, sizeof(cmd), "%s read %s/f", static_io(), src);
+	local = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", src));
+	uot_sfmt(cmd, sizeof(cmd), "%s read %s/f", static_io(), mnt);
+	fuse = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", mnt));
+	unsetenv("STATIC_IO_MIBPS");
+	/* An O_PATH descriptor, held half a second. */
+	uot_sfmt(cmd, sizeof(cmd), "--watch python3 -c 'import os, time; "
+		 "fd = os.open(\"%s/f\", os.O_PATH); time.sleep(0.5)'", src);
+	opath = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", src));
+	uot_sh("umount %s; rm -rf %s; rmdir %s", mnt, src, mnt);
+	printf("watch: remote: opened again: local %d, FUSE %d, O_PATH %d\n", local, fuse, opath);
+	fflush(stdout);
+	ck_assert_msg(local == 1, "the watcher never opened a local file (%d): this test cannot "
+		      "tell", local);
+	ck_assert_msg(fuse == 0, "the watcher opened a file on FUSE again (%d)", fuse);
+	ck_assert_msg(opath == 0, "the watcher opened an O_PATH descriptor's file (%d)", opath);
 }
 END_TEST
 
@@ -527,6 +590,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_kind);
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_remote);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
