@@ -33,7 +33,9 @@
  *		again.
  *
  * Environment: UO_BUILD (default build), UO_WATCH_STREAM_MIB (768),
- * UO_E2E_LIMIT_MIB (256).  One line per run with the figures.
+ * UO_E2E_LIMIT_MIB (256), UO_WATCH_RUNS (1: each hot-set case runs that
+ * many times, to see how its figure spreads; CK_RUN_CASE=NAME picks one
+ * case).  One line per run with the figures.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -472,9 +474,12 @@ static void run_undisturbed(const struct watch_case *c, const char *tpl, const c
 	}
 }
 
+/* UO_WATCH_RUNS: each hot-set case is run this many times. */
+static int runs = 1;
+
 START_TEST(test_hotset)
 {
-	const struct watch_case *c = &cases[_i];
+	const struct watch_case *c = &cases[_i / runs];
 	char dst[PATH_MAX], restored[2 * PATH_MAX], tmp[PATH_MAX];
 	const char *repo = case_repo(c);
 	struct outcome with, alone;
@@ -586,6 +591,7 @@ static Suite *watch_suite(void)
 	TCase *tc;
 	size_t i;
 
+	runs = (int)uot_env_mib("check_watch", "UO_WATCH_RUNS", 1, 1);
 	tc = tcase_create("command");
 	tcase_add_test(tc, test_kind);
 	tcase_add_test(tc, test_status);
@@ -597,7 +603,7 @@ static Suite *watch_suite(void)
 		tc = tcase_create(cases[i].name);
 		tcase_add_unchecked_fixture(tc, hotset_setup, hotset_teardown);
 		tcase_set_timeout(tc, TEST_TIMEOUT);
-		tcase_add_loop_test(tc, test_hotset, (int)i, (int)i + 1);
+		tcase_add_loop_test(tc, test_hotset, (int)i * runs, ((int)i + 1) * runs);
 		suite_add_tcase(s, tc);
 	}
 	return s;
