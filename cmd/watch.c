@@ -642,6 +642,11 @@ static bool uo_wpend_clean(struct uo_watch *w, struct uo_wpend *p, const struct 
 	if (all->nr_cache <= all->nr_dirty + all->nr_writeback || end <= p->r.start ||
 	    (end - p->r.start + UO_ALIGN - 1) / UO_ALIGN > 64)
 		return false;
+	/*
+	 * A tail dropped "to the end of the file" is a closed writer's: its
+	 * end is known now, and a range with folios kept must have one.
+	 */
+	p->r.end = end;
 	for (at = p->r.start, i = 0; at < end; at += UO_ALIGN, i++) {
 		uint64_t len = end - at < UO_ALIGN ? end - at : UO_ALIGN;
 		bool go = false;
