@@ -21,12 +21,14 @@
  *   with sync_file_range's WAIT flags or fsync: that would consume the
  *   file's writeback error, and the program's own fsync() would then
  *   report success on a failing disk.  A drop that must wait for
- *   writeback is queued and retried on later samples, once cachestat(2)
- *   says the range is clean; the watcher never blocks on the disk.
+ *   writeback is queued and retried on later samples, its folios dropped
+ *   one by one as cachestat(2) says they are clean; the watcher never
+ *   blocks on the disk.
  * - Cheap: one pread of an fdinfo file per guarded descriptor and one
  *   cachestat per open file per sample, a sample about every window of
- *   data moved or brought into the cache (at most 200 a second), and one
- *   every 100 ms when nothing moves.
+ *   data moved or brought into the cache (at most 200 a second), one every
+ *   20 ms while a stream that moved lately pauses (it may start again at
+ *   once), and one every 100 ms when nothing moves.
  *
  * Positions are not all: pread and pwrite move none, and a file can be
  * opened, written and closed between two samples.  wfile.c follows every
@@ -64,6 +66,9 @@
 #ifndef __NR_cachestat
 #define __NR_cachestat 451	/* the same number on every architecture */
 #endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
@@ -72,6 +77,16 @@
 /* Samples: about one window of data apart, within these bounds. */
 #define UO_W_FAST_NS		(5 * UO_MS)
 #define UO_W_SLOW_NS		(100 * UO_MS)
+/*
+ * A stream that pauses is sampled this often until UO_W_HOLD_NS after its
+ * last pause and its last move.  restic reads its file in bursts (a chunk,
+ * then hashing and packing): backed off to the slow rate during a pause,
+ * the watcher saw the next burst 100 ms late, with up to 100 MiB read and
+ * cached meanwhile.  A stream that never pauses keeps the interval its rate
+ * calls for (a reader at 256 MiB/s was sampled half as often again).
+ */
+#define UO_W_BURST_NS		(20 * UO_MS)
+#define UO_W_HOLD_NS		(2000 * UO_MS)
 /* Others' fanotify events wake us at most this often. */
 #define UO_W_FAN_NS		(5 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
@@ -128,7 +143,14 @@ struct uo_wfd {
 	struct uo_tuning t;	/* the policy's tuning for this descriptor */
 	struct uo_stream st;
 	bool counted;		/* counted as a stream in the statistics */
+	bool remote_said;	/* --trace told it is on a filesystem we leave alone */
 	int file;		/* its file in the watcher's files, or -1 */
+};
+
+/* A mount, as /proc/PID/mountinfo names it: are its files ours to open again? */
+struct uo_wmnt {
+	uint64_t id;
+	bool remote;
 };
 
 struct uo_wpend {
@@ -153,6 +175,8 @@ struct uo_watch {
 		int fd;			/* a directory or file on it: handles are opened here */
 	} marked[16];			/* filesystems fanotify reports on */
 	unsigned nmarked;
+	struct uo_wmnt *mnts;		/* mounts seen in the watched processes' mountinfo */
+	unsigned nmnts, cap_mnts;
 	pid_t foreign[256];		/* recent event makers that are not watched */
 	unsigned nforeign;
 	uint64_t fan_ours, fan_foreign, fan_lost;
@@ -162,6 +186,9 @@ struct uo_watch {
 	uint64_t moved, dropped, kept, flushed, streams, files;
 	uint64_t churn;		/* regular files opened or closed: programs writing many */
 	int64_t last_tree_ns;
+	bool stream_moved;	/* a stream moved since the last sample */
+	int64_t stream_ns;	/* when a stream last moved */
+	int64_t pause_ns;	/* when a sample last found a stream that moved lately still */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
 	int child_status;
 	bool child_done;
@@ -390,6 +417,89 @@ static uint64_t uo_file_size(int fd)
 	return fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
+/* ---- filesystems whose files are never opened again ---- */
+
+/*
+ * FUSE (sshfs, bindfs, rclone mount, virtiofs) and network filesystems:
+ * an open is a request to a daemon or a server, and can be slow, hang, or
+ * mean something to the other side (a file-sharing daemon logs it, a
+ * network lock is taken, a cloud mount fetches the file).  Their page
+ * cache is theirs to manage, too.  The watcher never opens their files,
+ * nor stats them: it knows them by the mount id fdinfo gives.
+ */
+static bool uo_wfs_remote(const char *fstype)
+{
+	static const char *const prefixes[] = {
+		"fuse", "virtiofs", "nfs", "cifs", "smb", "9p", "ceph", "afs", "glusterfs",
+		"lustre", "gfs2", "ocfs2", "coda", "ncpfs", "orangefs", "pvfs2", "beegfs",
+		"gpfs", "vboxsf", "davfs", "sshfs", "dlm",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fstype, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The mounts of pid's namespace, as /proc/PID/mountinfo lists them, join the table. */
+static void uo_wmnt_read(struct uo_watch *w, pid_t pid)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER" */
+		const char *sep = strstr(line, " - ");
+		uint64_t id = strtoull(line, NULL, 10);
+		unsigned i;
+
+		if (!sep || !id)
+			continue;
+		for (i = 0; i < w->nmnts && w->mnts[i].id != id; i++)
+			;
+		if (i == w->nmnts) {
+			if (w->nmnts == w->cap_mnts)
+				w->mnts = uo_grow(w->mnts, &w->cap_mnts, sizeof(*w->mnts));
+			w->nmnts++;
+		}
+		w->mnts[i].id = id;
+		w->mnts[i].remote = uo_wfs_remote(sep + 3);
+	}
+	fclose(f);
+}
+
+/*
+ * Files on mount 'id' are not to be opened again.  Nor on a mount we
+ * cannot tell: it is remembered as such, so that it costs one reading of
+ * mountinfo, not one per sample.
+ */
+static bool uo_wmnt_remote(struct uo_watch *w, pid_t pid, uint64_t id)
+{
+	unsigned i, tries;
+
+	for (tries = 0; id && tries < 2; tries++) {
+		for (i = 0; i < w->nmnts; i++)
+			if (w->mnts[i].id == id)
+				return w->mnts[i].remote;
+		/* Mounted since we last read, or another namespace: read again, once. */
+		if (!tries)
+			uo_wmnt_read(w, pid);
+	}
+	if (id) {
+		if (w->nmnts == w->cap_mnts)
+			w->mnts = uo_grow(w->mnts, &w->cap_mnts, sizeof(*w->mnts));
+		w->mnts[w->nmnts].id = id;
+		w->mnts[w->nmnts].remote = true;
+		w->nmnts++;
+	}
+	return true;
+}
+
 /* ---- advice, through our own descriptor ---- */
 
 static off_t uo_rlen(struct uo_range r)
@@ -438,12 +548,12 @@ static void uo_wcount_drop(struct uo_watch *w, int fd, struct uo_range r, uint64
 	}
 }
 
-static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep, uint64_t align)
+/* Drops the range but the folios in keep (at most 64 of them); counts nothing. */
+static void uo_wdrop_only(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep,
+			  uint64_t align)
 {
 	uint64_t at = r.start, i = 0, from;
 
-
-	uo_wcount_drop(w, fd, r, keep, align);
 	if (!keep) {
 		uo_wf_drop(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 		return;
@@ -458,16 +568,20 @@ static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t kee
 	}
 }
 
-/* Dirty or under writeback in the range?  Unknown counts as clean. */
-static bool uo_wdirty(int fd, struct uo_range r, bool *writing)
+static void uo_wdrop(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep, uint64_t align)
 {
-	struct uo_cs cs;
+	uo_wcount_drop(w, fd, r, keep, align);
+	uo_wdrop_only(w, fd, r, keep, align);
+}
 
-	*writing = false;
-	if (uo_cachestat(fd, r.start, (uint64_t)uo_rlen(r), &cs) != 0)
+/* Dirty or under writeback in the range?  Unknown counts as clean. */
+static bool uo_wdirty(int fd, struct uo_range r, struct uo_cs *cs)
+{
+	if (uo_cachestat(fd, r.start, (uint64_t)uo_rlen(r), cs) != 0) {
+		memset(cs, 0, sizeof(*cs));
 		return false;
-	*writing = cs.nr_writeback != 0;
-	return cs.nr_dirty || cs.nr_writeback;
+	}
+	return cs->nr_dirty || cs->nr_writeback;
 }
 
 static void uo_wpend_done(struct uo_watch *w, unsigned i)
@@ -484,18 +598,20 @@ static void uo_wpend_done(struct uo_watch *w, unsigned i)
 static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep)
 {
 	struct stat sb;
-	bool writing;
+	struct uo_cs cs;
 	int dup_fd;
 
 	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
 		return;
-	if (!uo_wdirty(fd, r, &writing)) {
+	if (!uo_wdirty(fd, r, &cs)) {
 		uo_wdrop(w, fd, r, keep, UO_ALIGN);
 		return;
 	}
+	/* Counted now: what is dropped later, a folio at a time, is this. */
+	uo_wcount_drop(w, fd, r, keep, UO_ALIGN);
 	if (w->npend == UO_W_PENDING) {
 		/* Dropping early only leaves what is still dirty cached: no harm. */
-		uo_wdrop(w, w->pend[0].fd, w->pend[0].r, w->pend[0].keep, UO_ALIGN);
+		uo_wdrop_only(w, w->pend[0].fd, w->pend[0].r, w->pend[0].keep, UO_ALIGN);
 		uo_wpend_done(w, 0);
 	}
 	dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -507,10 +623,60 @@ static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t
 	w->npend++;
 }
 
+/*
+ * A waiting range whose writeback is under way: the folios of it that
+ * are clean already go now, told apart by cachestat, and join the ones
+ * it keeps; the rest wait for a later sample.  The disk writes a window
+ * in tens of milliseconds, folio after folio: waiting for the last one
+ * left the whole window cached that long.  Nothing here waits, and no
+ * call of it can report (and so consume) a writeback error.  Returns true
+ * when nothing of the range is left to drop.
+ */
+static bool uo_wpend_clean(struct uo_watch *w, struct uo_wpend *p, const struct uo_cs *all)
+{
+	uint64_t end = p->r.end == UO_EOF ? uo_file_size(p->fd) : p->r.end, at, i, from = 0;
+	bool run = false, left = false;
+	struct uo_cs cs;
+
+	/* Nothing clean in it yet, or more folios than the mask of those it keeps. */
+	if (all->nr_cache <= all->nr_dirty + all->nr_writeback || end <= p->r.start ||
+	    (end - p->r.start + UO_ALIGN - 1) / UO_ALIGN > 64)
+		return false;
+	/*
+	 * A tail dropped "to the end of the file" is a closed writer's: its
+	 * end is known now, and a range with folios kept must have one.
+	 */
+	p->r.end = end;
+	for (at = p->r.start, i = 0; at < end; at += UO_ALIGN, i++) {
+		uint64_t len = end - at < UO_ALIGN ? end - at : UO_ALIGN;
+		bool go = false;
+
+		if (!((p->keep >> i) & 1)) {
+			if (uo_cachestat(p->fd, at, len, &cs) == 0 && !cs.nr_dirty &&
+			    !cs.nr_writeback) {
+				go = cs.nr_cache != 0;
+				p->keep |= 1ULL << i;
+			} else {
+				left = true;
+			}
+		}
+		if (go && !run) {
+			from = at;
+			run = true;
+		} else if (!go && run) {
+			uo_wf_drop(&w->wf, p->fd, from, at - from);
+			run = false;
+		}
+	}
+	if (run)
+		uo_wf_drop(&w->wf, p->fd, from, end - from);
+	return !left;
+}
+
 static void uo_wpend_work(struct uo_watch *w)
 {
 	unsigned i = 0;
-	bool writing;
+	struct uo_cs cs;
 
 	while (i < w->npend) {
 		struct uo_wpend *p = &w->pend[i];
@@ -520,14 +686,17 @@ static void uo_wpend_work(struct uo_watch *w)
 			uo_wpend_done(w, i);
 			continue;
 		}
-		if (uo_wdirty(p->fd, p->r, &writing)) {
+		if (uo_wdirty(p->fd, p->r, &cs)) {
 			/* Dirty again, or never started: start it again, never wait. */
-			if (!writing)
+			if (!cs.nr_writeback)
 				uo_wf_writeback(&w->wf, p->fd, p->r.start, (uint64_t)uo_rlen(p->r));
-			i++;
+			if (uo_wpend_clean(w, p, &cs))
+				uo_wpend_done(w, i);
+			else
+				i++;
 			continue;
 		}
-		uo_wdrop(w, p->fd, p->r, p->keep, UO_ALIGN);
+		uo_wdrop_only(w, p->fd, p->r, p->keep, UO_ALIGN);
 		uo_wpend_done(w, i);
 	}
 }
@@ -659,6 +828,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	struct uo_fdinfo fi;
 	char name[32], path[64];
 	struct stat sb, ours;
+	ssize_t n;
 	struct uo_cs cs;
 	uint64_t size, cached, clean, front, len = 0;
 	unsigned dir;
@@ -673,6 +843,23 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->ino = fi.ino;
 	f->mnt = fi.mnt;
 	f->flags = fi.flags;
+	/* O_PATH: no I/O goes through it, and opening its file would be ours. */
+	if (fi.flags & O_PATH)
+		goto ignore;
+	/*
+	 * Pipes, sockets and the like name no path (and live on mounts no
+	 * mountinfo lists); reading the link asks no filesystem anything.
+	 */
+	n = readlinkat(p->fddir, name, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		goto ignore;
+	if (uo_wmnt_remote(w, p->pid, fi.mnt)) {
+		if (w->o->verbose && !f->remote_said)
+			uo_wsay("watch: pid %d fd %d: on a FUSE or network filesystem (or an "
+				"unknown mount): not opened again", (int)p->pid, f->fd);
+		f->remote_said = true;
+		goto ignore;
+	}
 	/* fstatat follows the magic link: the file itself. */
 	if (fstatat(p->fddir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
 	    (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
@@ -710,6 +897,14 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->pos = f->pos0 = fi.pos;
 	f->size = f->size0 = size;
 	f->t = w->o->tuning;
+	/*
+	 * A reader's pages go at every sample, a folio at a time, once what
+	 * lies ahead was probed: samples come about a window of data apart,
+	 * and a drop only every window let a late sample find two behind
+	 * (restic reads in bursts: its file held 14-32 MiB).  Probes stay a
+	 * window apart, which is what keeps them covering every folio.
+	 */
+	f->t.read_step = f->t.align;
 	uo_reset(&f->st);
 	w->files++;
 	dir = uo_wdir(f, size);
@@ -851,6 +1046,8 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 	} else if (fi.pos < f->pos) {
 		uo_wevent(w, f, fi.pos, 0, UO_READ);
 	}
+	if (f->st.state == UO_STREAM && (fi.pos != f->pos || size > f->size))
+		w->stream_moved = true;
 	f->pos = fi.pos;
 	if (size > f->size)
 		f->size = size;
@@ -1139,12 +1336,27 @@ static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid)
 {
 	char path[64];
+	struct statx sx;
 	struct stat sb;
 	int fd;
 
 	if (w->fan < 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+	/*
+	 * Its mount first, asking its filesystem nothing (O_PATH opens no
+	 * file, AT_STATX_DONT_SYNC makes FUSE and NFS answer from what they
+	 * know): a remote directory is not opened, nor its files by handle.
+	 */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &sx) != 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID) || uo_wmnt_remote(w, pid, sx.stx_mnt_id)) {
+		close(fd);
+		return;
+	}
+	close(fd);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -1451,6 +1663,18 @@ static void uo_wloop(struct uo_watch *w)
 		} else if (interval < UO_W_SLOW_NS) {
 			interval = interval * 2 > UO_W_SLOW_NS ? UO_W_SLOW_NS : interval * 2;
 		}
+		/*
+		 * A stream that moved lately may start again at any moment, at
+		 * full speed: a rate measured across a pause says nothing of the
+		 * next burst.
+		 */
+		if (w->stream_moved || w->wf.stream_grew)
+			w->stream_ns = now;
+		else if (w->stream_ns && now - w->stream_ns < UO_W_HOLD_NS)
+			w->pause_ns = now;
+		w->stream_moved = w->wf.stream_grew = false;
+		if (w->pause_ns && now - w->pause_ns < UO_W_HOLD_NS && interval > UO_W_BURST_NS)
+			interval = UO_W_BURST_NS;
 		if (uo_forward_sig && w->child > 0 && !w->child_done) {
 			kill(w->child, uo_forward_sig);
 			uo_forward_sig = 0;
@@ -1498,6 +1722,7 @@ static void uo_wfree(struct uo_watch *w)
 {
 	free(w->procs);
 	free(w->fds);
+	free(w->mnts);
 	uo_wfiles_free(&w->wf);
 	if (w->fan >= 0)
 		close(w->fan);

@@ -664,8 +664,10 @@ void uo_wfiles_work(struct uo_wfiles *t)
 				    (f->cold && !f->wrote && cached > f->last_b &&
 				     uo_wf_size(f->fd, &nlink) > f->size0)))
 			f->wrote = true;
-		if (cached > f->last_b)
+		if (cached > f->last_b) {
 			t->grown += cached - f->last_b;
+			t->stream_grew |= f->stream;
+		}
 		f->last_b = cached;
 		if (brought >= t->t->window && !f->stream) {
 			f->stream = true;

@@ -59,6 +59,7 @@ struct uo_wfiles {
 	/* Statistics. */
 	uint64_t files, streams, sweeps, probes, dropped, flushed;
 	uint64_t grown;		/* bytes cached more from one sample to the next, summed */
+	bool stream_grew;	/* a stream's file grew since the caller last cleared it */
 	uint64_t listed;	/* files looked at in directories the program opened */
 	bool timed;		/* advice_ns is counted (--stats) */
 	uint64_t advice_ns;	/* CPU time in fadvise and sync_file_range: work moved, not added */

@@ -185,7 +185,7 @@ static uint64_t uo_drop_from(const struct uo_stream *st, const struct uo_tuning 
 static void uo_advise_read(struct uo_stream *st, const struct uo_tuning *t,
 			   uint64_t edge, struct uo_advice *adv)
 {
-	if (edge < st->dropped + t->window || st->blind)
+	if (edge < st->dropped + uo_read_step(st, t) || st->blind)
 		return;
 	adv->drop.start = uo_drop_from(st, t);
 	adv->drop.end = edge;

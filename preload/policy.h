@@ -50,6 +50,11 @@ struct uo_tuning {
 	unsigned guard;		/* UO_GUARD_* bits: directions that are guarded */
 	unsigned write_lag;	/* windows between starting writeback and dropping */
 	uint64_t lookahead;	/* residency is probed this far ahead of a reader */
+	/*
+	 * A read stream, once probed, is dropped behind in steps this big
+	 * (whole folios); 0: a window at a time.  Probes stay a window apart.
+	 */
+	uint64_t read_step;
 };
 
 enum uo_state {
@@ -157,6 +162,17 @@ static inline uint64_t uo_lookahead(const struct uo_tuning *t, unsigned dir)
 }
 
 /*
+ * How far a reader moves between two drops behind it: a window, or the
+ * tuning's read step once what lies ahead has been probed (before, what
+ * a drop keeps is guessed from the first probe, and a window of reading
+ * is what that guess is worth).
+ */
+static inline uint64_t uo_read_step(const struct uo_stream *st, const struct uo_tuning *t)
+{
+	return t->read_step && st->probed ? t->read_step : t->window;
+}
+
+/*
  * The common case, cheaply: an event at a known offset that cannot lead to
  * advice (random access, or a run still short of the threshold).  Applies it
  * and returns true, exactly as uo_observe would; otherwise changes nothing
@@ -184,7 +200,8 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 		/* A stream going on, with no window complete since the last advice. */
 		edge = t->align ? ev->end - ev->end % t->align : ev->end;
 		if (start != st->next ||
-		    edge >= (ev->dir == UO_READ ? st->dropped : st->flushed) + t->window)
+		    edge >= (ev->dir == UO_READ ? st->dropped + uo_read_step(st, t) :
+						   st->flushed + t->window))
 			return false;
 	} else {
 		uint64_t run = start != st->next ? start : st->run_start;

@@ -10,7 +10,9 @@
  * the library on a fresh filesystem and compares what it was told: fsync,
  * fdatasync, close followed by an fsync through a new descriptor (the
  * library waits for writeback while closing, and must leave the error to
- * whoever asks next), and dd's exit status and message.
+ * whoever asks next), and dd's exit status and message.  The outside
+ * watcher (useonce --watch) too: it starts writeback and drops what is
+ * clean, and must never be what sees an error first.
  *
  * Needs root (mount, losetup); skips with one line otherwise.  Everything
  * is unmounted and detached after each case, and at exit.
@@ -40,14 +42,25 @@ static void disk_up(enum disk_kind kind)
 		ck_assert_msg(uot_disk_up(0, 64) == 0, "%s", uot_why());
 }
 
+/* "with" means under the watcher (a static program under useonce), not the preload. */
+static bool watched;
+
 /* Runs argv on a fresh disk, with or without the library; its stdout in 'out'. */
 static int run_on(enum disk_kind kind, bool with, const char *const *argv, char *out, size_t size)
 {
-	struct uot_cmd c = { .argv = argv, .preload = with, .cwd = NULL, .timeout_s = 120 };
+	struct uot_cmd c = { .argv = argv, .preload = with && !watched, .cwd = NULL,
+			     .timeout_s = 120 };
+	const char *wargv[16] = { uot_useonce(), "--watch" };
 	struct uot_result r;
 	char path[600];
 	FILE *f;
-	size_t n;
+	size_t n, i;
+
+	if (with && watched) {
+		for (i = 0; argv[i] && i + 3 < sizeof(wargv) / sizeof(wargv[0]); i++)
+			wargv[i + 2] = argv[i];
+		c.argv = wargv;
+	}
 
 	disk_up(kind);
 	uot_scratch_path(path, sizeof(path), "report");
@@ -86,7 +99,8 @@ static void write_fsync(const char *name, enum disk_kind kind, const char *mib, 
 	char helper[600], file[600];
 	const char *argv[] = { helper, file, mib, how, NULL };
 
-	snprintf(helper, sizeof(helper), "%s/tests/write_fsync", uot_build_dir());
+	snprintf(helper, sizeof(helper), "%s/tests/write_fsync%s", uot_build_dir(),
+		 watched ? "_static" : "");
 	snprintf(file, sizeof(file), "%s/f", uot_disk_mnt());
 	compare(name, kind, argv, b);
 }
@@ -139,6 +153,31 @@ START_TEST(test_failing_disk_error_survives_close)
 		      "descriptor opened after close, without the library: nothing to compare");
 	ck_assert_msg(strstr(b.with, "fsync -1") != NULL, "the library's close consumed the "
 		      "writeback error:\n%s", b.with);
+	ck_assert_str_eq(b.with, b.without);
+}
+END_TEST
+
+/*
+ * The watcher starts writeback of what a watched program writes and drops
+ * it folio by folio as it turns clean: the error must still reach the
+ * program's fsync, and a descriptor opened after its close.  The writer is
+ * static: no preload reaches it, only the watcher.
+ */
+START_TEST(test_failing_disk_watched)
+{
+	static const char *const how[] = { "fsync", "reopen" };
+	struct both b;
+
+	if (uot_skipped(NULL))
+		return;
+	watched = true;
+	write_fsync(_i ? "watched: write, close, reopen+fsync" : "watched: write+fsync",
+		    DISK_FAILING, "120", how[_i], &b);
+	watched = false;
+	ck_assert_msg(strstr(b.without, "fsync -1") != NULL, "the disk did not fail without the "
+		      "watcher: this test cannot tell anything");
+	ck_assert_msg(strstr(b.with, "fsync -1") != NULL, "under the watcher the program was told "
+		      "all went well on a failing disk:\n%s", b.with);
 	ck_assert_str_eq(b.with, b.without);
 }
 END_TEST
@@ -221,6 +260,7 @@ int main(void)
 	tcase_add_test(tc, test_failing_disk_fdatasync_reports_error);
 	tcase_add_test(tc, test_failing_disk_error_survives_close);
 	tcase_add_test(tc, test_failing_disk_dd_conv_fsync);
+	tcase_add_loop_test(tc, test_failing_disk_watched, 0, 2);
 	tcase_add_test(tc, test_full_disk_enospc);
 	tcase_add_test(tc, test_full_disk_syncs);
 	tcase_add_test(tc, test_full_disk_dd);

@@ -539,6 +539,9 @@ START_TEST(test_quiet_path_matches_full_path)
 
 	memset(&twin, 0, sizeof(twin));
 	srandom(_i + 1);
+	/* The watcher's tuning: reads dropped behind a folio at a time once probed. */
+	if (_i >= 4)
+		tun.read_step = tun.align;
 	for (i = 0; i < 300000; i++) {
 		struct uo_event ev;
 		struct uo_advice full, fast;
@@ -664,6 +667,31 @@ START_TEST(test_big_reads_leave_no_folio_misjudged)
 }
 END_TEST
 
+/*
+ * The watcher's readers: once what lies ahead is probed, a drop at every
+ * folio the reader passes, and still nothing misjudged; before the first
+ * probe, a window at a time.
+ */
+START_TEST(test_read_step_drops_each_folio)
+{
+	struct walk w;
+
+	tun.read_step = tun.align;
+	truth = _i ? striped : middle_cached;
+	w = stream(UO_READ, 0, 600 * MiB, MiB, false);
+	ck_assert(w.promoted);
+	ck_assert_uint_eq(w.wrongly_kept, 0);
+	ck_assert_uint_eq(w.wrongly_dropped, 0);
+	ck_assert_uint_le(w.max_behind, 2 * tun.align);
+	ck_assert_uint_ge(w.drops, (600 * MiB - tun.threshold) / tun.align - 1);
+	memset(&st, 0, sizeof(st));
+	truth = NULL;
+	/* Probes unanswered (no cachestat): a window at a time, as without the step. */
+	w = stream(UO_READ, 0, 600 * MiB, MiB, false);
+	ck_assert_uint_le(w.drops, 600 * MiB / tun.window + 1);
+}
+END_TEST
+
 START_TEST(test_blind_stream_is_spared)
 {
 	struct walk w;
@@ -786,6 +814,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(cache, test_cached_file_kept_whole, 0, 2);
 	tcase_add_loop_test(cache, test_partly_cached_file_keeps_its_part, 0, 2);
 	tcase_add_loop_test(cache, test_big_reads_leave_no_folio_misjudged, 0, 2);
+	tcase_add_loop_test(cache, test_read_step_drops_each_folio, 0, 2);
 	tcase_add_loop_test(cache, test_blind_stream_is_spared, 0, 2);
 	tcase_add_test(cache, test_small_files_are_not_probed);
 	tcase_add_loop_test(cache, test_overwrite_keeps_what_was_cached, 0, 2);
@@ -798,7 +827,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(edges, test_ignored_stays_ignored_until_reset);
 	tcase_add_test(edges, test_bad_direction_is_ignored);
 	tcase_add_test(edges, test_defaults_are_sane);
-	tcase_add_loop_test(edges, test_quiet_path_matches_full_path, 0, 4);
+	tcase_add_loop_test(edges, test_quiet_path_matches_full_path, 0, 6);
 	/* 300000 events a loop: seconds under ASan, more on a loaded machine. */
 	tcase_set_timeout(edges, 120);
 	suite_add_tcase(s, edges);

@@ -5,6 +5,9 @@
  *   kind	static, Go and dynamic programs are told apart
  *   status	the command's exit status comes through the watcher
  *   refused	a process we may not trace: one clear line, status 1
+ *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
+ *		the watcher, nor one held by an O_PATH descriptor; one on a
+ *		local filesystem is (or the test could not tell)
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -21,8 +24,10 @@
  *		whatever it does; static-write-fast shows that, unasserted.
  *		Cases the watcher does not yet guard to 99% assert a bound
  *		under the lowest figure measured, and print the figure;
- *		restic backup and restore of a file only print it (0% was
- *		seen for both on a loaded machine, before this change too).
+ *		restic restore of a file only prints it (0% was seen on a
+ *		loaded machine); restic backup of a file asserts 25%, far
+ *		under the 75.8% its lowest of twelve recent runs kept (0% was
+ *		seen once, long before).
  *
  *		Someone else's drop_caches (other tests and people on a
  *		shared machine, counted in /proc/vmstat) empties the hot set
@@ -30,7 +35,9 @@
  *		again.
  *
  * Environment: UO_BUILD (default build), UO_WATCH_STREAM_MIB (768),
- * UO_E2E_LIMIT_MIB (256).  One line per run with the figures.
+ * UO_E2E_LIMIT_MIB (256), UO_WATCH_RUNS (1: each hot-set case runs that
+ * many times, to see how its figure spreads; CK_RUN_CASE=NAME picks one
+ * case).  One line per run with the figures.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -155,6 +162,66 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/*
+ * Did the watcher (useonce itself, the parent: strace without -f traces
+ * it alone) open the file at 'path' again, through /proc/PID/fd/N, with
+ * CMD run under it?  1 if it did, 0 if not, -1 if strace failed.  strace
+ * -y names the file each descriptor it returned is open on.
+ */
+static int watcher_opened(const char *cmd, const char *path)
+{
+	char log[PATH_MAX];
+	int st;
+
+	uot_sfmt(log, sizeof(log), "%s/watch-strace", uot_build_dir());
+	st = uot_sh("strace -y -o %s -e trace=openat %s %s >/dev/null 2>&1", log, uot_useonce(),
+		    cmd);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	st = uot_sh("grep -q '/proc/[0-9]*/fd/[0-9]*\",.* = [0-9]*<%s>' %s", path, log);
+	unlink(log);
+	return st == 0;
+}
+
+START_TEST(test_remote)
+{
+	char src[PATH_MAX], mnt[PATH_MAX], cmd[3 * PATH_MAX], file[PATH_MAX + 8];
+	int local, fuse, opath;
+
+	if (!uot_is_root() || access("/usr/bin/bindfs", X_OK) != 0 ||
+	    access("/usr/bin/strace", X_OK) != 0 || access("/dev/fuse", F_OK) != 0) {
+		printf("watch: remote: skipped: needs root, bindfs, strace and /dev/fuse\n");
+		return;
+	}
+	uot_sfmt(src, sizeof(src), "%s/watch-fuse-src", uot_build_dir());
+	uot_sfmt(mnt, sizeof(mnt), "%s/watch-fuse-mnt", uot_build_dir());
+	ck_assert_int_eq(uot_sh("mkdir -p %s %s && head -c 64M /dev/zero >%s/f", src, mnt, src), 0);
+	if (uot_sh("bindfs %s %s", src, mnt) != 0) {
+		printf("watch: remote: skipped: bindfs could not mount\n");
+		uot_sh("rm -rf %s %s", src, mnt);
+		return;
+	}
+	/* A reader paced to half a second: sampled many times. */
+	setenv("STATIC_IO_MIBPS", "128", 1);
+	uot_sfmt(cmd, sizeof(cmd), "%s read %s/f", static_io(), src);
+	local = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", src));
+	uot_sfmt(cmd, sizeof(cmd), "%s read %s/f", static_io(), mnt);
+	fuse = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", mnt));
+	unsetenv("STATIC_IO_MIBPS");
+	/* An O_PATH descriptor, held half a second. */
+	uot_sfmt(cmd, sizeof(cmd), "--watch python3 -c 'import os, time; "
+		 "fd = os.open(\"%s/f\", os.O_PATH); time.sleep(0.5)'", src);
+	opath = watcher_opened(cmd, uot_sfmt(file, sizeof(file), "%s/f", src));
+	uot_sh("umount %s; rm -rf %s; rmdir %s", mnt, src, mnt);
+	printf("watch: remote: opened again: local %d, FUSE %d, O_PATH %d\n", local, fuse, opath);
+	fflush(stdout);
+	ck_assert_msg(local == 1, "the watcher never opened a local file (%d): this test cannot "
+		      "tell", local);
+	ck_assert_msg(fuse == 0, "the watcher opened a file on FUSE again (%d)", fuse);
+	ck_assert_msg(opath == 0, "the watcher opened an O_PATH descriptor's file (%d)", opath);
+}
+END_TEST
+
 /* ---- hot set ---- */
 
 static void hotset_setup(void)
@@ -259,7 +326,10 @@ static const struct watch_case cases[] = {
 	  .check = CHECK_COPY,
 	  .limit = "what the copy cached before the attach is taken as cached before, and stays "
 		   "(more of it on a loaded machine), and a disk others keep busy leaves the "
-		   "copy's writes dirty (peak dirty+writeback 65 MiB then): 56.6-100% measured",
+		   "copy's writes dirty (peak dirty+writeback 65 MiB then): 56.6-100% measured; "
+		   "below 95% in 9 of 18 runs on a loaded machine before written folios went "
+		   "as each turned clean, in 2 of 18 after (90.4%, and 0.0% once, its cause "
+		   "not found)",
 	  .min_pct = 50.0 },
 	{ .name = "restic-backup", .cmd = RESTIC "@UO " REPO "backup @SRC",
 	  .alone = RESTIC REPO "backup @SRC", .restic = true,
@@ -267,7 +337,10 @@ static const struct watch_case cases[] = {
 		   "(unlinked and dirty: its own working set) come within a few MiB of the "
 		   "limit, and each time they touch it the oldest pages, the hot set's, go: "
 		   "54.3-100% measured, and once 0.0% on a loaded machine (1.1-100% before "
-		   "this watcher's drops went at every sample)" },
+		   "this watcher's drops went at every sample); 71.3-100% (median 90.1) in "
+		   "twelve runs before drops at every folio and pauses sampled at 20 ms, "
+		   "75.8-100% (median 97.8) in twelve after; asserted >= 25% only",
+	  .min_pct = 25.0 },
 	/* Restores what the watched backup wrote: its data are checked here. */
 	{ .name = "restic-restore", .cmd = RESTIC "@UO " REPO "restore latest --target @DST",
 	  .check = CHECK_RESTORED, .restic = true,
@@ -409,9 +482,12 @@ static void run_undisturbed(const struct watch_case *c, const char *tpl, const c
 	}
 }
 
+/* UO_WATCH_RUNS: each hot-set case is run this many times. */
+static int runs = 1;
+
 START_TEST(test_hotset)
 {
-	const struct watch_case *c = &cases[_i];
+	const struct watch_case *c = &cases[_i / runs];
 	char dst[PATH_MAX], restored[2 * PATH_MAX], tmp[PATH_MAX];
 	const char *repo = case_repo(c);
 	struct outcome with, alone;
@@ -523,17 +599,19 @@ static Suite *watch_suite(void)
 	TCase *tc;
 	size_t i;
 
+	runs = (int)uot_env_mib("check_watch", "UO_WATCH_RUNS", 1, 1);
 	tc = tcase_create("command");
 	tcase_add_test(tc, test_kind);
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_remote);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tc = tcase_create(cases[i].name);
 		tcase_add_unchecked_fixture(tc, hotset_setup, hotset_teardown);
 		tcase_set_timeout(tc, TEST_TIMEOUT);
-		tcase_add_loop_test(tc, test_hotset, (int)i, (int)i + 1);
+		tcase_add_loop_test(tc, test_hotset, (int)i * runs, ((int)i + 1) * runs);
 		suite_add_tcase(s, tc);
 	}
 	return s;

@@ -5,7 +5,8 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 TEST_SRCS    = $(wildcard tests/check_*.c)
 TEST_BINS    = $(TEST_SRCS:tests/%.c=$(B)/tests/%)
-TEST_HELPERS = $(patsubst tests/helpers/%.c,$(B)/tests/%,$(wildcard tests/helpers/*.c))
+TEST_HELPERS = $(patsubst tests/helpers/%.c,$(B)/tests/%,$(wildcard tests/helpers/*.c)) \
+	       $(B)/tests/write_fsync_static
 TESTLIB      = $(wildcard tests/testlib.c)
 
 $(B)/tests/check_%: tests/check_%.c $(TESTLIB) $(wildcard tests/*.h) $(HDRS) preload/policy.c
@@ -103,6 +104,12 @@ check-one:
 
 # check_watch: a program no preload reaches, because it is static.
 $(B)/tests/static_io: tests/helpers/static_io.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -o $@ $< $(LDFLAGS)
+
+# check_faildisk: the same writer, static, so only the watcher can guard it.
+$(B)/tests/write_fsync_static: tests/helpers/write_fsync.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -o $@ $< $(LDFLAGS)

@@ -10,7 +10,8 @@
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
  * STATIC_IO_MIBPS=N in the environment paces writes to N MiB/s: a writer
- * that the disk keeps up with (the watcher cannot slow a faster one).
+ * that the disk keeps up with (the watcher cannot slow a faster one); and
+ * reads, for a reader that is still reading when the watcher looks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
 		if ((in = open(argv[2], O_RDONLY)) < 0)
 			return fail(argv[2]);
 		while ((n = read(in, buf, CHUNK)) > 0)
-			;
+			pace(off += n);
 		if (n < 0)
 			return fail("read");
 	} else if (!strcmp(argv[1], "write") && argc == 4) {
