@@ -11,7 +11,6 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -126,64 +125,88 @@ void uo_fdtab_reopened(int fd)
 }
 
 /*
- * Whose table it is.  The pid is kept in memory of its own, wiped in a
- * forked child, not in .bss: a child forked without libc's fork handlers
- * (_Fork, a raw clone) then finds 0 and acts as it did before this record
- * existed, instead of taking itself for a vfork child and never forgetting
- * anything.  (Unless the page is first made in that child: it then holds
- * the pid of its parent, and the child's hooks forget nothing; a file
- * replaced under a slot is still caught by the identity check.)  Mapped
- * the first time a hook asks, not at start-up, which most processes never
- * need; if a vfork child is the first to ask, it writes the pid the
- * constructor recorded, its parent's.
+ * Whose table it is: the pid of the process the table belongs to, in a
+ * page of its own mapped by the constructor with MADV_WIPEONFORK (not in
+ * .bss).  A forked child, however it was made (fork, _Fork, a raw clone),
+ * finds 0 there and claims the page with its own pid; a vfork child shares
+ * the page and finds a pid not its own.  No fork handler: one registered
+ * with pthread_atfork would outlive the library's code when a program
+ * unloads it with dlclose (linked -nostartfiles, we have no
+ * __cxa_finalize to drop it), and every later fork would jump into
+ * unmapped memory.
+ *
+ * A forked child claims the page only where it cannot be a vfork child
+ * sharing it: when a descriptor of it has moved data (uo_fdtab_claim).
+ * Until then it is not taken for one: a vfork child of a forked child
+ * that never moved data may forget its parent's slots, as all did before
+ * this record existed.  Claimed at the first hook's call, a vfork child
+ * would record its own pid, and its parent would take itself for borrowed
+ * from then on.
  */
-static int32_t uo_fdtab_pid;
 static _Atomic(_Atomic int32_t *) uo_fdtab_owner;
+static _Atomic uint8_t uo_fdtab_started;
 
-static void uo_fdtab_forked(void)
+static _Atomic int32_t *uo_fdtab_map_owner(void)
 {
-	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+	_Atomic int32_t *owner = uo_map_private(sizeof(*owner)), *expected = NULL;
 
-	uo_fdtab_pid = uo_getpid();
-	if (owner)
-		atomic_store_explicit(owner, uo_fdtab_pid, memory_order_relaxed);
+	if (!owner)
+		return NULL;
+	atomic_store_explicit(owner, uo_getpid(), memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_owner, &expected, owner,
+						     memory_order_acq_rel,
+						     memory_order_acquire)) {
+		uo_unmap((void *)owner, sizeof(*owner));
+		owner = expected;
+	}
+	return owner;
 }
-
-/*
- * pthread_atfork (from libc_nonshared.a) registers handlers under the
- * object's handle, so that unloading it drops them; the C start files,
- * which we link without (-nostartfiles), would define it.  Any address
- * unique to this object does.
- */
-__attribute__((visibility("hidden"))) void *__dso_handle = &__dso_handle;
 
 void uo_fdtab_start(void)
 {
-	uo_fdtab_pid = uo_getpid();
-	/* libc's fork runs it in the child, where the owner's page was wiped. */
-	pthread_atfork(NULL, NULL, uo_fdtab_forked);
+	uo_fdtab_map_owner();
+	atomic_store_explicit(&uo_fdtab_started, 1, memory_order_release);
+}
+
+/* The owner's pid; 0 where it cannot tell. */
+static int32_t uo_fdtab_owner_pid(bool claim)
+{
+	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+	int32_t pid, expected = 0;
+
+	if (UO_UNLIKELY(!owner)) {
+		/*
+		 * A hook called before the constructor (by another library's
+		 * constructor): no vfork child can exist yet, so the pid is
+		 * ours.  After it, the map failed: say nothing, rather than
+		 * let a vfork child record itself.
+		 */
+		if (atomic_load_explicit(&uo_fdtab_started, memory_order_acquire))
+			return 0;
+		owner = uo_fdtab_map_owner();
+		if (!owner)
+			return 0;
+	}
+	pid = atomic_load_explicit(owner, memory_order_relaxed);
+	if (UO_UNLIKELY(pid == 0) && claim) {
+		/* A forked child's page, wiped: ours now. */
+		pid = uo_getpid();
+		if (!atomic_compare_exchange_strong_explicit(owner, &expected, pid,
+							     memory_order_relaxed,
+							     memory_order_relaxed))
+			pid = expected;
+	}
+	return pid;
+}
+
+void uo_fdtab_claim(void)
+{
+	uo_fdtab_owner_pid(true);
 }
 
 bool uo_fdtab_borrowed(void)
 {
-	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
-	_Atomic int32_t *expected = NULL;
-	int32_t pid;
+	int32_t pid = uo_fdtab_owner_pid(false);
 
-	if (UO_UNLIKELY(!owner)) {
-		if (!uo_fdtab_pid)
-			return false;
-		owner = uo_map_private(sizeof(*owner));
-		if (!owner)
-			return false;
-		atomic_store_explicit(owner, uo_fdtab_pid, memory_order_relaxed);
-		if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_owner, &expected, owner,
-							     memory_order_acq_rel,
-							     memory_order_acquire)) {
-			uo_unmap((void *)owner, sizeof(*owner));
-			owner = expected;
-		}
-	}
-	pid = atomic_load_explicit(owner, memory_order_relaxed);
 	return pid != 0 && pid != uo_getpid();
 }

@@ -142,13 +142,18 @@ static inline struct uo_slot *uo_fd_unquiet(int fd)
  * start its streams afresh each time.  True in such a child: the pid the
  * table was recorded for is not ours.  One system call, made only where a
  * hook is about to change the table, never in the read and write paths.
- * Where nothing was recorded (a hook ran before our constructor, a child
- * forked without libc's fork handlers), it cannot tell and says false, as
- * before.
+ * Where nothing was recorded (the constructor's map failed, a forked child
+ * that has not yet claimed the table), it cannot tell and says false.
  */
 bool uo_fdtab_borrowed(void);
-/* Records this process as the table's: called by the constructor. */
+/* Maps the owner's page, this process's: called by the constructor. */
 void uo_fdtab_start(void);
+/*
+ * In a forked child, records it as the table's owner (one system call,
+ * once): called where the process cannot be a vfork child borrowing the
+ * table, at a descriptor's first look.
+ */
+void uo_fdtab_claim(void);
 
 /* uo_fd_opened's rare case, out of line. */
 void uo_fdtab_reopened(int fd);

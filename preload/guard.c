@@ -201,6 +201,8 @@ static void uo_guard_first(int fd, struct uo_slot *s)
 {
 	uint64_t window = uo_config.tuning.window;
 
+	/* Data moved: not a vfork child (fdtab.c). */
+	uo_fdtab_claim();
 	if (fd <= 2)
 		uo_guard_kind(fd, s);
 	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,

@@ -1,11 +1,12 @@
 /*
  * The life of a process under the preloaded library: fork (a slot held by
- * another thread at fork time, a stream continued by the child), vfork and
- * posix_spawn children, exec (an inherited stream judged afresh by the new
- * image), descriptors replaced by dup2/dup3, closed by close_range or by
- * the raw system call and reused for another file, signal handlers doing
- * I/O on the descriptor the interrupted code is reading, and descriptors up
- * to the limit of 1048576 with bounded memory.
+ * another thread at fork time, a stream continued by the child, a fork
+ * after the library was unloaded), vfork and posix_spawn children, exec (an
+ * inherited stream judged afresh by the new image), descriptors replaced
+ * by dup2/dup3, closed by close_range or by the raw system call and reused
+ * for another file, signal handlers doing I/O on the descriptor the
+ * interrupted code is reading, and descriptors up to the limit of 1048576
+ * with bounded memory.
  *
  * The program re-executes itself with the library preloaded (streams of 4
  * MiB advised every 2 MiB, trace lines to descriptor TRACE_FD, the write
@@ -17,6 +18,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -313,6 +315,60 @@ START_TEST(test_fork_child_continues_a_stream)
 	ck_assert_msg(resident_range(path, 0, 32 * MiB) <= 4 * MiB,
 		      "%.1f MiB of the stream stayed cached",
 		      uot_mib(resident_range(path, 0, 32 * MiB)));
+}
+END_TEST
+
+/*
+ * The image of test_fork_after_dlclose, run without the preload: it loads
+ * the library with dlopen, has a hook work, unloads it, then forks.  The
+ * library must leave nothing behind that a later fork calls (a fork handler
+ * would jump into unmapped code: the child dies of SIGSEGV).  Exit status:
+ * the child's own 7; 2 to 4 the setup failed; 64 + a signal it died of.
+ */
+static int dlclose_fork_image(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	int (*hooked_close)(int);
+	int fd, status;
+	pid_t pid;
+
+	if (!h)
+		return 2;
+	hooked_close = (int (*)(int))dlsym(h, "close");
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (!hooked_close || fd < 0 || hooked_close(fd) != 0)
+		return 3;
+	if (dlclose(h) != 0 || dlopen(lib, RTLD_NOW | RTLD_NOLOAD))
+		return 4;
+	pid = fork();
+	if (pid < 0)
+		return 5;
+	if (pid == 0)
+		_exit(7);
+	if (waitpid(pid, &status, 0) != pid)
+		return 6;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 64 + WTERMSIG(status);
+}
+
+START_TEST(test_fork_after_dlclose)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		execl(L.self, L.self, "--dlclose-fork", uot_library(), (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "the image died: signal %d", WTERMSIG(status));
+	ck_assert_msg(WEXITSTATUS(status) != 4, "the library stayed loaded after dlclose");
+	ck_assert_msg(WEXITSTATUS(status) < 64,
+		      "a child forked after dlclose of the library died of signal %d",
+		      WEXITSTATUS(status) - 64);
+	ck_assert_msg(WEXITSTATUS(status) == 7, "the dlopen image failed (exit %d)",
+		      WEXITSTATUS(status));
 }
 END_TEST
 
@@ -1032,6 +1088,7 @@ static Suite *life_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fork_while_a_slot_is_held);
 	tcase_add_test(tc, test_fork_child_continues_a_stream);
+	tcase_add_test(tc, test_fork_after_dlclose);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("vfork");
@@ -1078,6 +1135,8 @@ int main(int argc, char **argv)
 	/* The new images of the exec tests. */
 	if (argc == 6 && !strcmp(argv[1], "--exec-image"))
 		return exec_image(atoi(argv[2]), (uint64_t)atoll(argv[3]), atoi(argv[4]), argv[5]);
+	if (argc == 3 && !strcmp(argv[1], "--dlclose-fork"))
+		return dlclose_fork_image(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--vm-size")) {
 		long kib = status_kib("VmSize:");
 
