@@ -248,8 +248,11 @@ static uint64_t uo_stderr_end(const struct uo_file *f, size_t len)
  * newline) where it ended, at 'end'?  Its size alone cannot say: a log
  * truncated and filled again past that point by another writer lost the
  * line.  Read through stderr itself, or, as it is most often open for
- * writing only, through a descriptor of its own on the same file.  False
- * when that cannot be read: the line is said.
+ * writing only, through a descriptor of its own on the same file.  Where
+ * neither can read it (a file its user may write but not read, mode
+ * 0200), the size is all there is: the line is taken for there if the
+ * file still reaches its end, as before lines were read back; saying it
+ * in every process would be worse than missing a refilled log.
  */
 static bool uo_stderr_holds(const struct uo_file *to, const char *text, size_t len, uint64_t end)
 {
@@ -268,7 +271,7 @@ static bool uo_stderr_holds(const struct uo_file *to, const char *text, size_t l
 		fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
 			    O_NONBLOCK);
 		if (fd < 0)
-			return false;
+			return fd == -EACCES || fd == -EPERM;
 		n = -EBADF;
 		/* Opened through the link: the same file, unless stderr changed meanwhile. */
 		if (uo_fstat((int)fd, &f) == 0 && f.dev == to->dev && f.ino == to->ino)

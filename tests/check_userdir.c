@@ -22,6 +22,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,9 +238,11 @@ START_TEST(test_runtime_dir_not_ours)
 END_TEST
 
 /* Where the script's stderr goes. */
-enum dest { TO_FILE, TO_TTY, TO_PIPE, TO_FIFO };
+/* TO_FILE_WO: a file of nobody's, mode 0200, the script run as nobody. */
+enum dest { TO_FILE, TO_TTY, TO_PIPE, TO_FIFO, TO_FILE_WO };
 
-static const char *const dest_name[] = { "a file", "a terminal", "a pipe", "a named FIFO" };
+static const char *const dest_name[] = { "a file", "a terminal", "a pipe", "a named FIFO",
+					 "a write-only file" };
 
 /* The read end of a named FIFO, opened before its write end, then made blocking. */
 static int open_fifo(int *reader)
@@ -294,6 +297,10 @@ static int warnings(const char *script, enum dest to)
 		break;
 	default:
 		slave = open(d.err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (to == TO_FILE_WO) {
+			ck_assert_int_eq(fchown(slave, NOBODY, d.nobody_gid), 0);
+			ck_assert_int_eq(fchmod(slave, 0200), 0);
+		}
 		break;
 	}
 	ck_assert_int_ge(slave, 0);
@@ -301,6 +308,10 @@ static int warnings(const char *script, enum dest to)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		setsid();
+		if (to == TO_FILE_WO && (setgroups(0, NULL) != 0 ||
+					 setresgid(d.nobody_gid, d.nobody_gid, d.nobody_gid) != 0 ||
+					 setresuid(NOBODY, NOBODY, NOBODY) != 0))
+			_exit(126);
 		dup2(slave, STDERR_FILENO);
 		if (reader >= 0)
 			close(reader);
@@ -317,7 +328,7 @@ static int warnings(const char *script, enum dest to)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(uot_exited_ok(status));
-	if (to == TO_FILE) {
+	if (to == TO_FILE || to == TO_FILE_WO) {
 		got = uot_read_text(d.err, buf, sizeof(buf));
 		ck_assert_int_ge(got, 0);
 		len = (size_t)got;
@@ -354,6 +365,28 @@ START_TEST(test_warned_once_per_session)
 	ck_assert_msg(first == expected, "to %s: %d lines, not %d", dest_name[_i], first, expected);
 	ck_assert_int_eq(again, expected);
 	ck_assert_int_eq(other, _i == TO_FIFO ? 5 : 2);
+}
+END_TEST
+
+/*
+ * stderr a file its user may write but not read (mode 0200): the line
+ * cannot be read back, and the file's size is all there is to go by.
+ * Once for sh and three processes, as it was before the line was read
+ * back (read back, it was a line a process).
+ */
+START_TEST(test_warned_once_to_a_write_only_file)
+{
+	static const char script[] = "/bin/true; /bin/true; /bin/true";
+	int n;
+
+	if (uot_skipped(NULL) || run_user_exists(NOBODY))
+		return;
+	clean();
+	n = warnings(script, TO_FILE_WO);
+	unlink(d.err);
+	printf("userdir: sh + 3 processes of nobody, one bad value, to %s: %d lines\n",
+	       dest_name[TO_FILE_WO], n);
+	ck_assert_msg(n == 1, "to %s: %d lines, not 1", dest_name[TO_FILE_WO], n);
 }
 END_TEST
 
@@ -471,6 +504,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_hostile_never_used, 0, 6);
 	tcase_add_test(tc, test_runtime_dir_not_ours);
 	tcase_add_loop_test(tc, test_warned_once_per_session, TO_FILE, TO_FIFO + 1);
+	tcase_add_test(tc, test_warned_once_to_a_write_only_file);
 	tcase_add_test(tc, test_warned_again_when_lost);
 	tcase_add_test(tc, test_warned_again_when_refilled);
 	tcase_add_test(tc, test_warned_again_when_unwritten);
