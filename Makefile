@@ -26,12 +26,12 @@ Q = @
 endif
 
 # The library's layers, top down: hooks (and copy) -> guard -> tree,
-# classify, record, advise, fdtab, policy -> sys; config fills one struct
-# that the others read; stats and trace are leaves.
+# classify, record, advise, fdtab, policy -> sys, and vfork -> fdtab; config
+# fills one struct that the others read; stats and trace are leaves.
 LIB_SRCS = preload/hooks.c preload/copy.c preload/guard.c preload/tree.c \
            preload/classify.c preload/record.c preload/advise.c preload/fdtab.c \
            preload/policy.c preload/config.c preload/conffile.c preload/stats.c \
-           preload/trace.c preload/userdir.c preload/sys.c
+           preload/trace.c preload/userdir.c preload/vfork.c preload/sys.c
 LIB_OBJS = $(LIB_SRCS:preload/%.c=$(B)/obj/%.o)
 HDRS     = include/useonce.h $(wildcard preload/*.h) preload/hooks.def
 # Where the system config file is looked for, compiled into the library.

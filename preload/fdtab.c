@@ -135,28 +135,39 @@ void uo_fdtab_reopened(int fd)
  * __cxa_finalize to drop it), and every later fork would jump into
  * unmapped memory.
  *
+ * The page also says whether the process has called vfork (through the
+ * vfork hook, where there is one): until it has, no vfork child can share
+ * the table and uo_fdtab_borrowed asks nothing of the kernel.  A forked
+ * child finds it wiped too: it has no vfork child yet.
+ *
  * A forked child claims the page only where it cannot be a vfork child
- * sharing it: when a descriptor of it has moved data (uo_fdtab_claim).
+ * sharing it: when a descriptor of it has moved data (uo_fdtab_claim), or
+ * just before it vforks.
  * Until then it is not taken for one: a vfork child of a forked child
  * that never moved data may forget its parent's slots, as all did before
  * this record existed.  Claimed at the first hook's call, a vfork child
  * would record its own pid, and its parent would take itself for borrowed
  * from then on.
  */
-static _Atomic(_Atomic int32_t *) uo_fdtab_owner;
+struct uo_owner {
+	_Atomic int32_t pid;
+	_Atomic uint32_t vforked;	/* this process called vfork (UO_VFORK_HOOK) */
+};
+
+static _Atomic(struct uo_owner *) uo_fdtab_owner;
 static _Atomic uint8_t uo_fdtab_started;
 
-static _Atomic int32_t *uo_fdtab_map_owner(void)
+static struct uo_owner *uo_fdtab_map_owner(void)
 {
-	_Atomic int32_t *owner = uo_map_private(sizeof(*owner)), *expected = NULL;
+	struct uo_owner *owner = uo_map_private(sizeof(*owner)), *expected = NULL;
 
 	if (!owner)
 		return NULL;
-	atomic_store_explicit(owner, uo_getpid(), memory_order_relaxed);
+	atomic_store_explicit(&owner->pid, uo_getpid(), memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&uo_fdtab_owner, &expected, owner,
 						     memory_order_acq_rel,
 						     memory_order_acquire)) {
-		uo_unmap((void *)owner, sizeof(*owner));
+		uo_unmap(owner, sizeof(*owner));
 		owner = expected;
 	}
 	return owner;
@@ -168,11 +179,10 @@ void uo_fdtab_start(void)
 	atomic_store_explicit(&uo_fdtab_started, 1, memory_order_release);
 }
 
-/* The owner's pid; 0 where it cannot tell. */
-static int32_t uo_fdtab_owner_pid(bool claim)
+/* The owner's page, mapped if need be; NULL where it cannot be. */
+static struct uo_owner *uo_fdtab_owner_page(void)
 {
-	_Atomic int32_t *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
-	int32_t pid, expected = 0;
+	struct uo_owner *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
 
 	if (UO_UNLIKELY(!owner)) {
 		/*
@@ -182,16 +192,24 @@ static int32_t uo_fdtab_owner_pid(bool claim)
 		 * let a vfork child record itself.
 		 */
 		if (atomic_load_explicit(&uo_fdtab_started, memory_order_acquire))
-			return 0;
+			return NULL;
 		owner = uo_fdtab_map_owner();
-		if (!owner)
-			return 0;
 	}
-	pid = atomic_load_explicit(owner, memory_order_relaxed);
+	return owner;
+}
+
+/* The owner's pid, claimed for us if the page was wiped and 'claim'; 0: unknown. */
+static int32_t uo_fdtab_owner_pid(struct uo_owner *owner, bool claim)
+{
+	int32_t pid, expected = 0;
+
+	if (!owner)
+		return 0;
+	pid = atomic_load_explicit(&owner->pid, memory_order_relaxed);
 	if (UO_UNLIKELY(pid == 0) && claim) {
 		/* A forked child's page, wiped: ours now. */
 		pid = uo_getpid();
-		if (!atomic_compare_exchange_strong_explicit(owner, &expected, pid,
+		if (!atomic_compare_exchange_strong_explicit(&owner->pid, &expected, pid,
 							     memory_order_relaxed,
 							     memory_order_relaxed))
 			pid = expected;
@@ -201,12 +219,42 @@ static int32_t uo_fdtab_owner_pid(bool claim)
 
 void uo_fdtab_claim(void)
 {
-	uo_fdtab_owner_pid(true);
+	struct uo_owner *owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+
+	/* Only a wiped page needs it: one load otherwise. */
+	if (owner && UO_UNLIKELY(!atomic_load_explicit(&owner->pid, memory_order_relaxed)))
+		uo_fdtab_owner_pid(owner, true);
 }
+
+#ifdef UO_VFORK_HOOK
+void uo_fdtab_vforking(void)
+{
+	struct uo_owner *owner = uo_fdtab_owner_page();
+
+	/* The parent, before its child exists: the page is ours to claim. */
+	uo_fdtab_owner_pid(owner, true);
+	if (owner)
+		atomic_store_explicit(&owner->vforked, 1, memory_order_relaxed);
+}
+#endif
 
 bool uo_fdtab_borrowed(void)
 {
-	int32_t pid = uo_fdtab_owner_pid(false);
+	struct uo_owner *owner;
+	int32_t pid;
 
+#ifdef UO_VFORK_HOOK
+	/*
+	 * Never vforked (a forked child starts again with the page wiped):
+	 * no vfork child can be running our hooks, and no system call is
+	 * made.  The page is then not mapped here before the constructor.
+	 */
+	owner = atomic_load_explicit(&uo_fdtab_owner, memory_order_acquire);
+	if (UO_LIKELY(!owner || !atomic_load_explicit(&owner->vforked, memory_order_relaxed)))
+		return false;
+#else
+	owner = uo_fdtab_owner_page();
+#endif
+	pid = uo_fdtab_owner_pid(owner, false);
 	return pid != 0 && pid != uo_getpid();
 }

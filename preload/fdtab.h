@@ -141,11 +141,24 @@ static inline struct uo_slot *uo_fd_unquiet(int fd)
  * subprocess closes all of its child's descriptors before exec) would
  * start its streams afresh each time.  True in such a child: the pid the
  * table was recorded for is not ours.  One system call, made only where a
- * hook is about to change the table, never in the read and write paths.
- * Where nothing was recorded (the constructor's map failed, a forked child
- * that has not yet claimed the table), it cannot tell and says false.
+ * hook is about to change the table, never in the read and write paths,
+ * and, where vfork is hooked (UO_VFORK_HOOK), only in a process that has
+ * called vfork.  Where nothing was recorded (the constructor's map failed,
+ * a forked child that has not yet claimed the table), it cannot tell and
+ * says false.  A child made by a raw clone(CLONE_VM) that runs our hooks is
+ * not seen where vfork is hooked (posix_spawn's children run none).
  */
 bool uo_fdtab_borrowed(void);
+
+/*
+ * x86-64: vfork is interposed by a stub (vfork.c) that tells the table,
+ * then jumps to libc's vfork.  Elsewhere every check makes its system call.
+ */
+#if defined(__x86_64__)
+#define UO_VFORK_HOOK	1
+/* The process is about to vfork: called by the stub, in the parent. */
+void uo_fdtab_vforking(void);
+#endif
 /* Maps the owner's page, this process's: called by the constructor. */
 void uo_fdtab_start(void);
 /*

@@ -32,11 +32,12 @@ static int name_index(char names[][64], int n, const char *name)
 /*
  * Names of hooks.def's rows, read as text (the list the linker is given is
  * made from the same rows): each row starts in column 0 with "UO_HOOK(name, "
- * and then UO_TWIN(name64) or UO_ALONE.
+ * and then UO_TWIN(name64) or UO_ALONE; or with "UO_STUB(name)", a hook
+ * written in assembly, exported on x86-64 only.
  */
 static int hook_names(const char *path, char names[][64], int max)
 {
-	static const char row[] = "UO_HOOK(", twin[] = "UO_TWIN(";
+	static const char row[] = "UO_HOOK(", twin[] = "UO_TWIN(", stub[] = "UO_STUB(";
 	char line[512];
 	FILE *f = fopen(path, "r");
 	int n = 0;
@@ -47,6 +48,16 @@ static int hook_names(const char *path, char names[][64], int max)
 		const char *p = line + strlen(row);
 		size_t len;
 
+		if (!strncmp(line, stub, strlen(stub))) {
+#if defined(__x86_64__)
+			len = strcspn(p, " \t,)");
+			if (len && len < 64) {
+				memcpy(names[n], p, len);
+				names[n++][len] = '\0';
+			}
+#endif
+			continue;
+		}
 		if (strncmp(line, row, strlen(row)))
 			continue;
 		len = strcspn(p, " \t,)");
@@ -74,7 +85,11 @@ static int hook_names(const char *path, char names[][64], int max)
 START_TEST(test_exports)
 {
 	static char hooks[MAX_NAMES][64], exported[MAX_NAMES][64];
-	static const char *const required[] = { "read", "write", "close", "copy_file_range" };
+	static const char *const required[] = { "read", "write", "close", "copy_file_range",
+#if defined(__x86_64__)
+						"vfork",
+#endif
+	};
 	char def[PATH_MAX], cmd[PATH_MAX + 64], line[512];
 	int nhooks, nexp = 0, i;
 	FILE *nm;

@@ -510,6 +510,59 @@ START_TEST(test_vfork_python_subprocess)
 END_TEST
 
 /*
+ * The image of test_closes_ask_no_pid: 'n' times, a file opened, read and
+ * closed, in a process that never vforks.
+ */
+static int close_many_image(const char *path, int n)
+{
+	char buf[4096];
+	int fd;
+
+	while (n--) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0 || close(fd) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether a vfork child shares the table is asked of the kernel (getpid)
+ * only in a process that has called vfork: a program that reads many
+ * small files and never runs a command (tar c, cp -r) pays no system call
+ * per close for it.  Where vfork is not hooked, every close asks.
+ */
+START_TEST(test_closes_ask_no_pid)
+{
+	char out[PATH_MAX], cmd[4 * PATH_MAX], line[512];
+	int calls = 0;
+	FILE *f;
+
+#if !defined(__x86_64__)
+	printf("check_life: getpid per close: skipped: vfork is hooked on x86-64 only\n");
+	return;
+#endif
+	if (system("strace -f -o /dev/null true >/dev/null 2>&1") != 0) {
+		printf("check_life: getpid per close: skipped: strace is missing or cannot trace\n");
+		return;
+	}
+	path_of(out, "getpid.out");
+	snprintf(cmd, sizeof(cmd), "strace -f -qq -e trace=getpid -o '%s' '%s' --close-many '%s' "
+		 "200 >/dev/null 2>&1", out, L.self, L.self);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+	f = fopen(out, "r");
+	ck_assert(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		calls += strstr(line, "getpid(") != NULL;
+	fclose(f);
+	unlink(out);
+	printf("check_life: 200 files read and closed, no vfork: %d getpid calls\n", calls);
+	ck_assert_msg(calls < 20, "200 closes in a process that never vforked made %d getpid "
+		      "calls", calls);
+}
+END_TEST
+
+/*
  * posix_spawn with file actions closing and replacing a stream descriptor:
  * libc's child runs its own internal calls, never our hooks.  Seen with
  * strace -f: no system call the library makes (fadvise, statx, lseek,
@@ -1096,6 +1149,7 @@ static Suite *life_suite(void)
 	tcase_add_test(tc, test_vfork_child_hooks);
 	tcase_add_loop_test(tc, test_vfork_child_closes_leave_the_stream, 0, N_VFORK);
 	tcase_add_test(tc, test_vfork_python_subprocess);
+	tcase_add_test(tc, test_closes_ask_no_pid);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("posix_spawn");
@@ -1135,6 +1189,8 @@ int main(int argc, char **argv)
 	/* The new images of the exec tests. */
 	if (argc == 6 && !strcmp(argv[1], "--exec-image"))
 		return exec_image(atoi(argv[2]), (uint64_t)atoll(argv[3]), atoi(argv[4]), argv[5]);
+	if (argc == 4 && !strcmp(argv[1], "--close-many"))
+		return close_many_image(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "--dlclose-fork"))
 		return dlclose_fork_image(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "--vm-size")) {
