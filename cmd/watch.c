@@ -27,8 +27,8 @@
  * - Cheap: one pread of an fdinfo file per guarded descriptor and one
  *   cachestat per open file per sample, a sample about every window of
  *   data moved or brought into the cache (at most 200 a second), one every
- *   20 ms while a stream that moved lately pauses (it may start again at
- *   once), and one every 100 ms when nothing moves.
+ *   20 ms while a stream that moved a window lately pauses (it may start
+ *   again at once), and one every 100 ms when nothing moves.
  *
  * Positions are not all: pread and pwrite move none, and a file can be
  * opened, written and closed between two samples.  wfile.c follows every
@@ -79,7 +79,7 @@
 #define UO_W_SLOW_NS		(100 * UO_MS)
 /*
  * A stream that pauses is sampled this often until UO_W_HOLD_NS after its
- * last pause and its last move.  restic reads its file in bursts (a chunk,
+ * last pause and its last burst (a window moved).  restic reads its file in bursts (a chunk,
  * then hashing and packing): backed off to the slow rate during a pause,
  * the watcher saw the next burst 100 ms late, with up to 100 MiB read and
  * cached meanwhile.  A stream that never pauses keeps the interval its rate
@@ -187,8 +187,7 @@ struct uo_watch {
 	uint64_t churn;		/* regular files opened or closed: programs writing many */
 	int64_t last_tree_ns;
 	bool stream_moved;	/* a stream moved since the last sample */
-	int64_t stream_ns;	/* when a stream last moved */
-	int64_t pause_ns;	/* when a sample last found a stream that moved lately still */
+	struct uo_whold hold;	/* 20 ms samples while streams pause after a burst */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
 	int child_status;
 	bool child_done;
@@ -1589,6 +1588,28 @@ static void uo_wstats(struct uo_watch *w)
 		(unsigned long long)w->fan_foreign, (unsigned long long)w->fan_lost);
 }
 
+int64_t uo_whold_interval(struct uo_whold *h, int64_t now, uint64_t moved, uint64_t window,
+			  int64_t interval)
+{
+	/*
+	 * Only a window moved arms the hold again: a log appending 4 KiB
+	 * every 150 ms after a burst moved "lately" at every sample, and
+	 * kept the watcher at 20 ms samples for as long as it ran.
+	 */
+	if (moved) {
+		h->since += moved;
+		if (h->since >= window) {
+			h->burst_ns = now;
+			h->since = 0;
+		}
+	} else if (h->burst_ns && now - h->burst_ns < UO_W_HOLD_NS) {
+		h->pause_ns = now;
+	}
+	if (h->pause_ns && now - h->pause_ns < UO_W_HOLD_NS && interval > UO_W_BURST_NS)
+		return UO_W_BURST_NS;
+	return interval;
+}
+
 static void uo_wloop(struct uo_watch *w)
 {
 	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
@@ -1668,13 +1689,9 @@ static void uo_wloop(struct uo_watch *w)
 		 * full speed: a rate measured across a pause says nothing of the
 		 * next burst.
 		 */
-		if (w->stream_moved || w->wf.stream_grew)
-			w->stream_ns = now;
-		else if (w->stream_ns && now - w->stream_ns < UO_W_HOLD_NS)
-			w->pause_ns = now;
+		interval = uo_whold_interval(&w->hold, now, w->stream_moved || w->wf.stream_grew ?
+					     (step ? step : 1) : 0, w->o->tuning.window, interval);
 		w->stream_moved = w->wf.stream_grew = false;
-		if (w->pause_ns && now - w->pause_ns < UO_W_HOLD_NS && interval > UO_W_BURST_NS)
-			interval = UO_W_BURST_NS;
 		if (uo_forward_sig && w->child > 0 && !w->child_done) {
 			kill(w->child, uo_forward_sig);
 			uo_forward_sig = 0;

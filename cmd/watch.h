@@ -14,6 +14,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -60,6 +61,22 @@ int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o);
  * killed by the same signal.
  */
 int uo_watch_run(char *const *argv, const struct uo_watch_opts *o);
+
+/*
+ * The sampling interval after a burst, pure for the tests.  A sample that
+ * finds streams still within UO_W_HOLD_NS (2 s) of their last burst (a
+ * window moved since the burst before) arms a hold: 20 ms samples for
+ * 2 s, as the next burst may come at once at full speed.  'moved' is what
+ * streams moved since the last sample (0: still); returns the interval to
+ * use instead of 'interval'.
+ */
+struct uo_whold {
+	uint64_t since;		/* moved since the last burst */
+	int64_t burst_ns;	/* when streams last completed a window: 0 never */
+	int64_t pause_ns;	/* when a sample last found streams still after one */
+};
+int64_t uo_whold_interval(struct uo_whold *h, int64_t now, uint64_t moved, uint64_t window,
+			  int64_t interval);
 
 /* "useonce: " and the message, one line on stderr: the command's voice. */
 void uo_vsay(const char *fmt, va_list ap);

@@ -3,6 +3,8 @@
  * from outside by `useonce CMD` (static and Go programs) and `useonce -p`.
  *
  *   kind	static, Go and dynamic programs are told apart
+ *   hold	20 ms samples after a burst end 2 s after it: a stream that
+ *		trickles 4 KiB every 150 ms does not keep them
  *   status	the command's exit status comes through the watcher
  *   refused	a process we may not trace: one clear line, status 1
  *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
@@ -100,6 +102,71 @@ START_TEST(test_kind)
 		ck_assert_int_eq(uo_exe_kind("/usr/bin/restic"), UO_EXE_GO);
 	else
 		printf("watch: kind: restic is missing: its check skipped\n");
+}
+END_TEST
+
+/*
+ * Samples of a watcher at the slow rate, in 10 s of a stream that moves
+ * 'chunk' bytes every 'every_ms' after a 48 MiB burst: the hold alone decides.
+ */
+static int hold_samples(uint64_t chunk, int64_t every_ms, int64_t *late_ns)
+{
+	const int64_t ms = 1000000, slow = 100 * ms, window = 8 << 20;
+	struct uo_whold h = { 0 };
+	int64_t now = 1000 * ms, next_move, interval;	/* 0 is "never" to the hold */
+	int n = 0, i;
+
+	/* The burst: a window every 5 ms sample. */
+	for (i = 0; i < 6; i++, now += 5 * ms)
+		uo_whold_interval(&h, now, window, window, 5 * ms);
+	next_move = now + every_ms * ms;
+	*late_ns = 0;
+	while (now < 11500 * ms) {
+		uint64_t moved = 0;
+
+		while (next_move <= now) {
+			moved += chunk;
+			next_move += every_ms * ms;
+		}
+		interval = uo_whold_interval(&h, now, moved, window, slow);
+		if (now > 6000 * ms && interval < slow && !*late_ns)
+			*late_ns = now - 1000 * ms;
+		now += interval;
+		n++;
+	}
+	return n;
+}
+
+START_TEST(test_hold)
+{
+	struct uo_whold h = { 0 };
+	const int64_t ms = 1000000, window = 8 << 20;
+	int64_t late;
+	int idle, trickle, fast;
+
+	/* Still after a burst: 20 ms, for 2 s (0 is "never" to the hold). */
+	uo_whold_interval(&h, 1000 * ms, window, window, 5 * ms);
+	ck_assert_int_eq(uo_whold_interval(&h, 1050 * ms, 0, window, 100 * ms), 20 * ms);
+	ck_assert_int_eq(uo_whold_interval(&h, 2900 * ms, 0, window, 100 * ms), 20 * ms);
+	/* A stream that never pauses keeps its own interval. */
+	memset(&h, 0, sizeof(h));
+	uo_whold_interval(&h, 1000 * ms, window, window, 5 * ms);
+	ck_assert_int_eq(uo_whold_interval(&h, 1080 * ms, window, window, 80 * ms), 80 * ms);
+	/*
+	 * 4 KiB every 150 ms after the burst: back to the slow rate once
+	 * the burst is 2 s old, as when the stream goes quiet.  Every small
+	 * move re-armed the hold: 20 ms samples for as long as it ran.
+	 */
+	idle = hold_samples(0, 150, &late);
+	ck_assert_int_eq(late, 0);
+	trickle = hold_samples(4096, 150, &late);
+	ck_assert_msg(late == 0, "4 KiB every 150 ms held 20 ms samples at %.2f s", late / 1e9);
+	printf("watch: hold: samples in 10.5 s: idle %d, trickle %d\n", idle, trickle);
+	fflush(stdout);
+	ck_assert_int_le(trickle, idle + 10);
+	/* A window every 150 ms is a stream in bursts: held. */
+	fast = hold_samples(window, 150, &late);
+	ck_assert_msg(late != 0, "a stream in bursts was not held (%d samples)", fast);
 }
 END_TEST
 
@@ -602,6 +669,7 @@ static Suite *watch_suite(void)
 	runs = (int)uot_env_mib("check_watch", "UO_WATCH_RUNS", 1, 1);
 	tc = tcase_create("command");
 	tcase_add_test(tc, test_kind);
+	tcase_add_test(tc, test_hold);
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
