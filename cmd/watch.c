@@ -123,6 +123,8 @@ struct uo_wproc {
 	int pidfd;		/* -1: the kernel has no pidfd_open; /proc is polled instead */
 	int fddir;		/* /proc/PID/fd */
 	int infodir;		/* /proc/PID/fdinfo */
+	int mntinfo;		/* /proc/PID/mountinfo, polled: its mounts changed; or -1 */
+	uint64_t mntns;		/* its mount namespace (inode): one mountinfo open per namespace */
 	unsigned scans;		/* descriptors found at scan 0 were open before we looked */
 	bool gone;
 };
@@ -441,14 +443,27 @@ static bool uo_wfs_remote(const char *fstype)
 	return false;
 }
 
-/* The mounts of pid's namespace, as /proc/PID/mountinfo lists them, join the table. */
-static void uo_wmnt_read(struct uo_watch *w, pid_t pid)
+/*
+ * The mounts of a namespace, as its mountinfo (fd, or pid's when fd is -1)
+ * lists them, join the table; a mount id listed again takes its new type.
+ */
+static void uo_wmnt_read(struct uo_watch *w, pid_t pid, int fd)
 {
 	char path[64], line[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-	f = fopen(path, "re");
+	if (fd >= 0) {
+		int copy;
+
+		lseek(fd, 0, SEEK_SET);
+		copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		f = copy >= 0 ? fdopen(copy, "r") : NULL;
+		if (!f && copy >= 0)
+			close(copy);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+		f = fopen(path, "re");
+	}
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -480,14 +495,30 @@ static void uo_wmnt_read(struct uo_watch *w, pid_t pid)
 static bool uo_wmnt_remote(struct uo_watch *w, pid_t pid, uint64_t id)
 {
 	unsigned i, tries;
+	int mntinfo = -1;
 
+	/*
+	 * The kernel hands a freed mount id to the next mount: a local
+	 * mount unmounted, a FUSE mount can take its id.  Its mountinfo
+	 * polls with POLLPRI once the namespace's mounts changed; the table
+	 * is read again then, and trusted only when they did not.
+	 */
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid && !w->procs[i].gone)
+			mntinfo = w->procs[i].mntinfo;
+	if (mntinfo >= 0) {
+		struct pollfd pfd = { .fd = mntinfo, .events = POLLPRI };
+
+		if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLPRI | POLLERR)))
+			uo_wmnt_read(w, pid, mntinfo);
+	}
 	for (tries = 0; id && tries < 2; tries++) {
 		for (i = 0; i < w->nmnts; i++)
 			if (w->mnts[i].id == id)
 				return w->mnts[i].remote;
 		/* Mounted since we last read, or another namespace: read again, once. */
 		if (!tries)
-			uo_wmnt_read(w, pid);
+			uo_wmnt_read(w, pid, mntinfo);
 	}
 	if (id) {
 		if (w->nmnts == w->cap_mnts)
@@ -1066,6 +1097,33 @@ static int uo_wproc_index(struct uo_watch *w, pid_t pid)
 	return -1;
 }
 
+/*
+ * The mountinfo of p's mount namespace, opened before the table is read
+ * from it: a change after that polls.  Processes of one namespace share
+ * one open file (and its poll state), read once.
+ */
+static void uo_wproc_mounts(struct uo_watch *w, struct uo_wproc *p)
+{
+	char path[64];
+	struct stat sb;
+	unsigned i;
+
+	p->mntinfo = -1;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)p->pid);
+	p->mntns = stat(path, &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+	for (i = 0; p->mntns && i < w->nprocs; i++)
+		if (!w->procs[i].gone && w->procs[i].mntns == p->mntns &&
+		    w->procs[i].mntinfo >= 0) {
+			p->mntinfo = fcntl(w->procs[i].mntinfo, F_DUPFD_CLOEXEC, 0);
+			if (p->mntinfo >= 0)
+				return;
+		}
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)p->pid);
+	p->mntinfo = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->mntinfo >= 0)
+		uo_wmnt_read(w, p->pid, p->mntinfo);
+}
+
 /* Returns 0, or an errno: the process cannot be watched. */
 static int uo_wproc_add(struct uo_watch *w, pid_t pid)
 {
@@ -1096,6 +1154,7 @@ static int uo_wproc_add(struct uo_watch *w, pid_t pid)
 			close(p->infodir);
 		return err ? err : EACCES;
 	}
+	uo_wproc_mounts(w, p);
 	w->nprocs++;
 	uo_wfan_mark_cwd(w, pid);
 	return 0;
@@ -1114,9 +1173,11 @@ static void uo_wproc_gone(struct uo_watch *w, unsigned pi)
 		}
 	if (p->pidfd >= 0)
 		close(p->pidfd);
+	if (p->mntinfo >= 0)
+		close(p->mntinfo);
 	close(p->fddir);
 	close(p->infodir);
-	p->pidfd = p->fddir = p->infodir = -1;
+	p->pidfd = p->fddir = p->infodir = p->mntinfo = -1;
 	p->gone = true;
 }
 

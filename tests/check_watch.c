@@ -10,6 +10,8 @@
  *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
  *		the watcher, nor one held by an O_PATH descriptor; one on a
  *		local filesystem is (or the test could not tell)
+ *   mntid	(root, bindfs, strace) nor one on a FUSE mount that took the
+ *		id of a local mount the watcher saw unmounted
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -286,6 +288,54 @@ START_TEST(test_remote)
 		      "tell", local);
 	ck_assert_msg(fuse == 0, "the watcher opened a file on FUSE again (%d)", fuse);
 	ck_assert_msg(opath == 0, "the watcher opened an O_PATH descriptor's file (%d)", opath);
+}
+END_TEST
+
+/*
+ * The kernel hands a freed mount id to the next mount.  A local mount the
+ * watcher has seen is unmounted and a FUSE mount (bindfs) takes its id;
+ * the watched program then reads a file on FUSE.  The watcher must not
+ * take the id for the local mount it knew and open that file again.
+ */
+START_TEST(test_mntid)
+{
+	char d[PATH_MAX];
+	unsigned long local = 0, fuse = 0;
+	int st, opened;
+	FILE *f;
+
+	if (!uot_is_root() || access("/usr/bin/bindfs", X_OK) != 0 ||
+	    access("/usr/bin/strace", X_OK) != 0 || access("/dev/fuse", F_OK) != 0) {
+		printf("watch: mount id: skipped: needs root, bindfs, strace and /dev/fuse\n");
+		return;
+	}
+	uot_sfmt(d, sizeof(d), "%s/watch-mntid", uot_build_dir());
+	st = uot_sh("D=%s; mkdir -p $D/t $D/src $D/f && head -c 16M /dev/zero >$D/src/file && "
+		    "echo hi >$D/local && mount -t tmpfs tmpfs $D/t || exit 1; "
+		    "strace -y -o $D/log -e trace=openat %s --watch sh -c 'exec 4<'$D'/local; "
+		    "sleep 2; exec 3<'$D'/f/file; sleep 1; cat <&3 >/dev/null; sleep 1' & "
+		    "sleep 1; L=$(awk -v m=$D/t '$5==m{print $1}' /proc/self/mountinfo); "
+		    "umount $D/t; bindfs $D/src $D/f || { wait; exit 1; }; "
+		    "F=$(awk -v m=$D/f '$5==m{print $1}' /proc/self/mountinfo); "
+		    "wait $!; r=$?; umount $D/f; echo $L $F >$D/ids; exit $r", d, uot_useonce());
+	f = fopen(uot_sfmt((char[PATH_MAX]){ 0 }, PATH_MAX, "%s/ids", d), "r");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &local, &fuse) != 2)
+			local = fuse = 0;
+		fclose(f);
+	}
+	opened = uot_sh("grep -q '/proc/[0-9]*/fd/[0-9]*\",.* = [0-9]*<%s/f/file>' %s/log", d, d);
+	uot_sh("umount %s/t %s/f 2>/dev/null; rm -rf %s", d, d, d);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run failed: %s",
+		      uot_status_str(st));
+	printf("watch: mount id: local %lu, FUSE %lu, opened again: %s\n", local, fuse,
+	       opened == 0 ? "yes" : "no");
+	fflush(stdout);
+	if (!local || local != fuse) {
+		printf("watch: mount id: skipped: the FUSE mount took another id\n");
+		return;
+	}
+	ck_assert_msg(opened != 0, "the watcher opened a FUSE file whose mount took a freed id");
 }
 END_TEST
 
@@ -673,6 +723,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
+	tcase_add_test(tc, test_mntid);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
