@@ -19,8 +19,10 @@
  * SPDX-License-Identifier: MIT
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,6 +32,10 @@
 #include <unistd.h>
 
 #include "wfile.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437	/* the same number on every architecture */
+#endif
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451
@@ -438,6 +444,30 @@ static bool uo_wf_was_cold(struct uo_wfiles *t, const struct stat *sb)
 	return false;
 }
 
+/*
+ * A listed entry, opened only if it is a file of the directory's own
+ * mount.  A file bind-mounted over an entry (a FUSE file over a local
+ * one) is another filesystem's: openat() would cross into it, and an open
+ * there is a request to its daemon or server.  Without openat2 (before
+ * Linux 5.6) nothing can tell before the open: the entry is skipped.
+ */
+static int uo_wf_open_entry(int dir, const char *name)
+{
+	static bool no_openat2;
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY,
+		.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS,
+	};
+	int f;
+
+	if (no_openat2)
+		return -1;
+	f = (int)syscall(__NR_openat2, dir, name, &how, sizeof(how));
+	if (f < 0 && errno == ENOSYS)
+		no_openat2 = true;
+	return f;
+}
+
 void uo_wfiles_listing(struct uo_wfiles *t, int dir)
 {
 	struct stat sb;
@@ -463,8 +493,7 @@ void uo_wfiles_listing(struct uo_wfiles *t, int dir)
 		if (de->d_type != DT_REG)
 			continue;
 		n++;
-		f = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK |
-			   O_NOCTTY);
+		f = uo_wf_open_entry(dirfd(d), de->d_name);
 		if (f < 0)
 			continue;
 		if (uo_wf_cachestat(t, f, 0, 0, &cs) == 0 && cs.nr_cache == 0) {

@@ -15,6 +15,8 @@
  *	others	a cold file the program only holds open for reading, appended
  *		to by another process: the appended data is not the program's
  *		(neither its dirty pages nor its growth) and stays cached
+ *	listing	(root, bindfs) a directory's listing opens its files, but not
+ *		a FUSE file bind-mounted over one of them
  *
  * Files live in the scratch directory under the build directory; a memory
  * filesystem there (whose pages are never ours to drop) skips the suite.
@@ -291,6 +293,66 @@ START_TEST(test_others)
 }
 END_TEST
 
+/* How many FUSE OPEN requests bindfs's debug log at 'log' shows from pid (or all, pid 0). */
+static int fuse_opens(const char *log, pid_t pid)
+{
+	char cmd[1024], line[64];
+	FILE *f;
+	int n = -1;
+
+	if (pid)
+		uot_sfmt(cmd, sizeof(cmd), "grep 'opcode: OPEN' %s | grep -c 'pid: %d$'", log,
+			 (int)pid);
+	else
+		uot_sfmt(cmd, sizeof(cmd), "grep -c 'opcode: OPEN' %s", log);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		n = atoi(line);
+	pclose(f);
+	return n;
+}
+
+START_TEST(test_listing)
+{
+	char d[512], log[600], dir[600];
+	int fd, ours, all, st;
+
+	if (!uot_is_root() || access("/usr/bin/bindfs", X_OK) != 0 ||
+	    access("/dev/fuse", F_OK) != 0) {
+		printf("wfile: listing: skipped: needs root, bindfs and /dev/fuse\n");
+		return;
+	}
+	path(d, sizeof(d), "listing");
+	uot_sfmt(log, sizeof(log), "%s/log", d);
+	uot_sfmt(dir, sizeof(dir), "%s/dir", d);
+	st = uot_sh("D=%s; mkdir -p $D/src $D/f $D/dir && head -c 1M /dev/zero >$D/src/file && "
+		    "touch $D/dir/x $D/dir/y || exit 1; bindfs -d $D/src $D/f >$D/log 2>&1 & "
+		    "for i in $(seq 50); do mountpoint -q $D/f && break; sleep 0.1; done; "
+		    "mount --bind $D/f/file $D/dir/x", d);
+	if (st != 0) {
+		uot_sh("umount %s/f 2>/dev/null; rm -rf %s", d, d);
+		printf("wfile: listing: skipped: bindfs could not mount\n");
+		return;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	uo_wfiles_listing(&wf, fd);
+	close(fd);
+	/* Someone else opens it: the log shows opens. */
+	uot_sh("head -c 1 %s/x >/dev/null", dir);
+	uot_sh("umount %s/x; umount %s/f; sleep 0.3", dir, d);
+	ours = fuse_opens(log, getpid());
+	all = fuse_opens(log, 0);
+	uot_sh("rm -rf %s", d);
+	printf("wfile: listing: FUSE opens: by the listing %d, in all %d\n", ours, all);
+	ck_assert_msg(all > 0, "bindfs logged no open at all: this test cannot tell");
+	ck_assert_msg(ours == 0, "listing a local directory opened a FUSE file bind-mounted "
+		      "over an entry (%d)", ours);
+}
+END_TEST
+
 static void fixture(void)
 {
 	char p[512];
@@ -325,6 +387,7 @@ int main(void)
 	tcase_add_test(tc, test_unlinked);
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_others);
+	tcase_add_test(tc, test_listing);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
 }
