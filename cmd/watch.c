@@ -79,10 +79,10 @@
 #define UO_W_SLOW_NS		(100 * UO_MS)
 /*
  * A stream that pauses is sampled this often until UO_W_HOLD_NS after its
- * last pause and its last burst (a window moved).  restic reads its file in bursts (a chunk,
- * then hashing and packing): backed off to the slow rate during a pause,
- * the watcher saw the next burst 100 ms late, with up to 100 MiB read and
- * cached meanwhile.  A stream that never pauses keeps the interval its rate
+ * last pause and its last burst (a window moved).  restic reads its file
+ * in bursts (a chunk, then hashing and packing): backed off to the slow
+ * rate during a pause, the watcher saw the next burst 100 ms late, with up
+ * to 100 MiB read and cached meanwhile.  A stream that never pauses keeps the interval its rate
  * calls for (a reader at 256 MiB/s was sampled half as often again).
  */
 #define UO_W_BURST_NS		(20 * UO_MS)
