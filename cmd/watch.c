@@ -146,6 +146,7 @@ struct uo_wfd {
 	struct uo_stream st;
 	bool counted;		/* counted as a stream in the statistics */
 	bool remote_said;	/* --trace told it is on a filesystem we leave alone */
+	bool lease_said;	/* --trace told its file has a lease */
 	int file;		/* its file in the watcher's files, or -1 */
 };
 
@@ -890,10 +891,18 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		f->remote_said = true;
 		goto ignore;
 	}
-	/* fstatat follows the magic link: the file itself. */
+	/* fstatat follows the magic link: the file itself, not opened. */
 	if (fstatat(p->fddir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
 	    (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
 		goto ignore;
+	/* Our open would break its lease: wfile.h. */
+	if (uo_wf_leased(&w->wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino)) {
+		if (w->o->verbose && !f->lease_said)
+			uo_wsay("watch: pid %d fd %d: the file has a lease: not opened again",
+				(int)p->pid, f->fd);
+		f->lease_said = true;
+		goto ignore;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)p->pid, f->fd);
 	/* O_NOATIME: our reads are none, but the open must not look like one. */
 	f->ours = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
@@ -1467,11 +1476,22 @@ static int uo_wfan_open(struct uo_watch *w, const struct fanotify_event_metadata
 		if (h->len == 0 || p + h->len > end)
 			break;
 		if (h->info_type == FAN_EVENT_INFO_TYPE_FID) {
-			for (i = 0; i < w->nmarked; i++)
-				if (!memcmp(&w->marked[i].fsid, &fid->fsid, sizeof(fid->fsid)))
-					return open_by_handle_at(w->marked[i].fd,
+			for (i = 0; i < w->nmarked; i++) {
+				if (memcmp(&w->marked[i].fsid, &fid->fsid, sizeof(fid->fsid)))
+					continue;
+				/*
+				 * The handle names no inode number we could
+				 * look up unopened: a file of a filesystem
+				 * with a lease anywhere is not opened (a
+				 * directory cannot have one).
+				 */
+				if (!(m->mask & FAN_ONDIR) &&
+				    uo_wf_leased_dev(&w->wf, w->marked[i].dev))
+					return -1;
+				return open_by_handle_at(w->marked[i].fd,
 						(struct file_handle *)(void *)fid->handle,
 						O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+			}
 			return -1;
 		}
 		p += h->len;
@@ -1486,6 +1506,8 @@ static bool uo_wfan_drain(struct uo_watch *w)
 	bool ours = false, more;
 	ssize_t n;
 
+	/* Once per batch (and per sample: the loop drains first), if needed. */
+	uo_wf_leases_forget(&w->wf);
 	if (w->fan < 0)
 		return false;
 	for (more = true; more && (n = read(w->fan, buf, sizeof(buf))) > 0; ) {

@@ -21,11 +21,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -392,6 +395,9 @@ void uo_wfiles_free(struct uo_wfiles *t)
 	free(t->v);
 	free(t->cold);
 	t->cold = NULL;
+	free(t->leases);
+	t->leases = NULL;
+	t->nleases = t->cap_leases = 0;
 	t->v = NULL;
 	t->n = t->cap = 0;
 }
@@ -444,6 +450,93 @@ static bool uo_wf_was_cold(struct uo_wfiles *t, const struct stat *sb)
 	return false;
 }
 
+void uo_wf_leases_forget(struct uo_wfiles *t)
+{
+	t->leases_read = false;
+}
+
+/* One line of /proc/locks: "1: LEASE  ACTIVE    WRITE 4242 08:01:1234 0 EOF". */
+static bool uo_wf_lease_line(char *line, struct uo_wf_lease *l)
+{
+	char *tok, *save = NULL;
+	bool lease = false;
+
+	for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (!strcmp(tok, "LEASE") || !strcmp(tok, "DELEG"))
+			lease = true;
+		else if (lease && strchr(tok, ':') &&
+			 sscanf(tok, "%x:%x:%" SCNu64, &l->major, &l->minor, &l->ino) == 3)
+			return true;
+	}
+	return false;
+}
+
+/* /proc/locks, once since the last forget; false if it cannot be read. */
+static bool uo_wf_leases_read(struct uo_wfiles *t)
+{
+	char line[256];
+	FILE *f;
+
+	if (t->leases_read)
+		return true;
+	t->nleases = 0;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		struct uo_wf_lease l;
+
+		if (!strstr(line, "LEASE") && !strstr(line, "DELEG"))
+			continue;
+		if (!uo_wf_lease_line(line, &l))
+			continue;
+		if (t->nleases == t->cap_leases) {
+			unsigned cap = t->cap_leases ? t->cap_leases * 2 : 16;
+			struct uo_wf_lease *v = realloc(t->leases, cap * sizeof(*v));
+
+			if (!v) {
+				fclose(f);
+				return false;
+			}
+			t->leases = v;
+			t->cap_leases = cap;
+		}
+		t->leases[t->nleases++] = l;
+	}
+	fclose(f);
+	t->leases_read = true;
+	return true;
+}
+
+/*
+ * Without /proc/locks (not mounted, out of memory) nothing tells: every
+ * file counts as leased, and is not opened.
+ */
+bool uo_wf_leased(struct uo_wfiles *t, uint64_t dev, uint64_t ino)
+{
+	unsigned i;
+
+	if (!uo_wf_leases_read(t))
+		return true;
+	for (i = 0; i < t->nleases; i++)
+		if (t->leases[i].ino == ino && t->leases[i].major == major((dev_t)dev) &&
+		    t->leases[i].minor == minor((dev_t)dev))
+			return true;
+	return false;
+}
+
+bool uo_wf_leased_dev(struct uo_wfiles *t, uint64_t dev)
+{
+	unsigned i;
+
+	if (!uo_wf_leases_read(t))
+		return true;
+	for (i = 0; i < t->nleases; i++)
+		if (t->leases[i].major == major((dev_t)dev) && t->leases[i].minor == minor((dev_t)dev))
+			return true;
+	return false;
+}
+
 /*
  * A listed entry, opened only if it is a file of the directory's own
  * mount.  A file bind-mounted over an entry (a FUSE file over a local
@@ -466,6 +559,26 @@ static int uo_wf_open_entry(int dir, const char *name)
 	if (f < 0 && errno == ENOSYS)
 		no_openat2 = true;
 	return f;
+}
+
+/*
+ * A listed entry with a lease.  Its inode number is the entry's own on
+ * the directory's filesystem; where a lease is held on that filesystem,
+ * the entry is also looked at (not opened, symbolic links not followed):
+ * a filesystem's directory may number its entries otherwise (overlayfs).
+ */
+static bool uo_wf_leased_entry(struct uo_wfiles *t, int dir, const struct stat *dsb,
+			       const struct dirent *de)
+{
+	struct stat sb;
+
+	if (!uo_wf_leased_dev(t, (uint64_t)dsb->st_dev))
+		return false;
+	if (uo_wf_leased(t, (uint64_t)dsb->st_dev, (uint64_t)de->d_ino))
+		return true;
+	if (fstatat(dir, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return true;
+	return uo_wf_leased(t, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
 }
 
 void uo_wfiles_listing(struct uo_wfiles *t, int dir)
@@ -493,6 +606,8 @@ void uo_wfiles_listing(struct uo_wfiles *t, int dir)
 		if (de->d_type != DT_REG)
 			continue;
 		n++;
+		if (uo_wf_leased_entry(t, dirfd(d), &sb, de))
+			continue;
 		f = uo_wf_open_entry(dirfd(d), de->d_name);
 		if (f < 0)
 			continue;

@@ -48,6 +48,11 @@ struct uo_wf_cold {
 	int64_t ns;		/* when it was seen uncached */
 };
 
+struct uo_wf_lease {
+	unsigned major, minor;
+	uint64_t ino;
+};
+
 struct uo_wfiles {
 	struct uo_wfile *v;
 	unsigned n, cap;
@@ -65,6 +70,10 @@ struct uo_wfiles {
 	uint64_t advice_ns;	/* CPU time in fadvise and sync_file_range: work moved, not added */
 	struct uo_wf_cold *cold;
 	unsigned ncold;
+	/* Files with a lease (or an NFS delegation), from /proc/locks. */
+	struct uo_wf_lease *leases;
+	unsigned nleases, cap_leases;
+	bool leases_read;	/* read since uo_wf_leases_forget() */
 };
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
@@ -132,5 +141,23 @@ bool uo_wfiles_pending(const struct uo_wfiles *t);
 void uo_wfiles_close_all(struct uo_wfiles *t);
 /* tmpfs, ramfs: the pages are the only copy, never ours to drop. */
 bool uo_wf_memory_fs(int fd);
+
+/*
+ * Leases.  An open of ours breaks a write lease (a read-only open is a
+ * conflicting one): the holder gets SIGIO, whose default action kills,
+ * and loses the lease.  A descriptor of ours also makes a lease taken
+ * later fail (EAGAIN).  So a file is opened only if /proc/locks shows no
+ * lease on it, read lazily: at most once between two calls of
+ * uo_wf_leases_forget() (the caller's sample, or fanotify batch), and
+ * only when a file is about to be opened.  A lease taken between that
+ * read and our open is still broken: the window is one sample.
+ *
+ * uo_wf_leased: a lease on the file (dev, ino); uo_wf_leased_dev: a
+ * lease on any file of the filesystem dev (an event's handle names no
+ * inode number before it is opened).
+ */
+void uo_wf_leases_forget(struct uo_wfiles *t);
+bool uo_wf_leased(struct uo_wfiles *t, uint64_t dev, uint64_t ino);
+bool uo_wf_leased_dev(struct uo_wfiles *t, uint64_t dev);
 
 #endif /* UO_WFILE_H */

@@ -12,6 +12,8 @@
  *		local filesystem is (or the test could not tell)
  *   mntid	(root, bindfs, strace) nor one on a FUSE mount that took the
  *		id of a local mount the watcher saw unmounted
+ *   lease	a file with a lease is never opened by the watcher: its
+ *		holder, watched or not (root), is not signalled and keeps it
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -288,6 +290,65 @@ START_TEST(test_remote)
 		      "tell", local);
 	ck_assert_msg(fuse == 0, "the watcher opened a file on FUSE again (%d)", fuse);
 	ck_assert_msg(opath == 0, "the watcher opened an O_PATH descriptor's file (%d)", opath);
+}
+END_TEST
+
+/*
+ * A lease holder: takes a write lease on FILE (created), says so by
+ * creating FILE.ready, writes 32 MiB over about a second (the watcher
+ * samples it), waits, and exits 3 if it got SIGIO (an open of someone
+ * else broke the lease), 5 if the lease is gone, 0 if kept.
+ */
+static const char lease_py[] =
+	"import fcntl, os, signal, sys, time\n"
+	"got = []\n"
+	"signal.signal(signal.SIGIO, lambda s, f: got.append(s))\n"
+	"fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+	"fcntl.fcntl(fd, getattr(fcntl, 'F_SETLEASE', 1024), fcntl.F_WRLCK)\n"
+	"open(sys.argv[1] + '.ready', 'w').close()\n"
+	"for i in range(512):\n"
+	"    os.write(fd, b'a' * 65536)\n"
+	"    time.sleep(0.002)\n"
+	"time.sleep(float(sys.argv[2]))\n"
+	"kept = fcntl.fcntl(fd, getattr(fcntl, 'F_GETLEASE', 1025)) == fcntl.F_WRLCK\n"
+	"print('lease: signals %d, kept %d' % (len(got), kept))\n"
+	"sys.exit(3 if got else 0 if kept else 5)\n";
+
+/*
+ * A file with a lease is never opened by the watcher: an open breaks a
+ * write lease and signals its holder (SIGIO kills by default).  Watched:
+ * the holder itself, attached to with -p once it holds the lease (its
+ * file is sampled).  Not watched (root: fanotify): a holder in a
+ * directory a watched `ls -l` lists, whose files the watcher looks at.
+ */
+START_TEST(test_lease)
+{
+	char dir[PATH_MAX], py[PATH_MAX];
+	FILE *f;
+	int st;
+
+	uot_sfmt(dir, sizeof(dir), "%s/watch-lease", uot_build_dir());
+	uot_sfmt(py, sizeof(py), "%s/watch-lease.py", uot_build_dir());
+	ck_assert_int_eq(uot_sh("rm -rf %s && mkdir %s", dir, dir), 0);
+	f = fopen(py, "w");
+	ck_assert(f && fputs(lease_py, f) >= 0 && fclose(f) == 0);
+	st = uot_sh("python3 %s %s/held 1 & pid=$!; "
+		    "while ! [ -e %s/held.ready ] && kill -0 $pid 2>/dev/null; do sleep 0.01; done; "
+		    "%s -p $pid; wait $pid", py, dir, dir, uot_useonce());
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "watched lease holder: %s (3: signalled, 5: lease lost)", uot_status_str(st));
+	if (!uot_is_root()) {
+		printf("watch: lease: unwatched holder skipped: needs root (fanotify)\n");
+	} else {
+		st = uot_sh("rm -f %s/held*; python3 %s %s/held 1.5 & pid=$!; "
+			    "while ! [ -e %s/held.ready ] && kill -0 $pid 2>/dev/null; do sleep 0.01; done; "
+			    "(cd %s && %s --watch sh -c 'sleep 0.3; ls -l >/dev/null; sleep 0.3'); "
+			    "wait $pid", dir, py, dir, dir, dir, uot_useonce());
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "unwatched lease holder: %s (3: signalled, 5: lease lost)",
+			      uot_status_str(st));
+	}
+	uot_sh("rm -rf %s %s", dir, py);
 }
 END_TEST
 
@@ -724,6 +785,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
 	tcase_add_test(tc, test_mntid);
+	tcase_add_test(tc, test_lease);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
