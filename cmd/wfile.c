@@ -510,29 +510,35 @@ static bool uo_wf_leases_read(struct uo_wfiles *t)
 
 /*
  * Without /proc/locks (not mounted, out of memory) nothing tells: every
- * file counts as leased, and is not opened.
+ * file counts as leased, and is not opened.  /proc/locks names the
+ * superblock's device, which is not always what stat says: btrfs's stat
+ * gives a subvolume's own anonymous device.  So the inode number alone
+ * decides; a file of another filesystem that has the same number is
+ * skipped too, which only leaves it unguarded.
  */
 bool uo_wf_leased(struct uo_wfiles *t, uint64_t dev, uint64_t ino)
 {
 	unsigned i;
 
+	(void)dev;
 	if (!uo_wf_leases_read(t))
 		return true;
 	for (i = 0; i < t->nleases; i++)
-		if (t->leases[i].ino == ino && t->leases[i].major == major((dev_t)dev) &&
-		    t->leases[i].minor == minor((dev_t)dev))
+		if (t->leases[i].ino == ino)
 			return true;
 	return false;
 }
 
+/* For the same reason, any anonymous device (major 0) may be dev's. */
 bool uo_wf_leased_dev(struct uo_wfiles *t, uint64_t dev)
 {
-	unsigned i;
+	unsigned i, maj = major((dev_t)dev);
 
 	if (!uo_wf_leases_read(t))
 		return true;
 	for (i = 0; i < t->nleases; i++)
-		if (t->leases[i].major == major((dev_t)dev) && t->leases[i].minor == minor((dev_t)dev))
+		if (t->leases[i].major == maj &&
+		    (maj == 0 || t->leases[i].minor == minor((dev_t)dev)))
 			return true;
 	return false;
 }

@@ -152,9 +152,10 @@ bool uo_wf_memory_fs(int fd);
  * only when a file is about to be opened.  A lease taken between that
  * read and our open is still broken: the window is one sample.
  *
- * uo_wf_leased: a lease on the file (dev, ino); uo_wf_leased_dev: a
- * lease on any file of the filesystem dev (an event's handle names no
- * inode number before it is opened).
+ * uo_wf_leased: a lease on the file (dev, ino), or on one with its inode
+ * number; uo_wf_leased_dev: a lease on any file of the filesystem dev, or
+ * of any filesystem on an anonymous device if dev is one (an event's
+ * handle names no inode number before it is opened).
  */
 void uo_wf_leases_forget(struct uo_wfiles *t);
 bool uo_wf_leased(struct uo_wfiles *t, uint64_t dev, uint64_t ino);

@@ -17,6 +17,9 @@
  *		(neither its dirty pages nor its growth) and stays cached
  *	listing	(root, bindfs) a directory's listing opens its files, but not
  *		a FUSE file bind-mounted over one of them
+ *	leased	a file with a lease is known as such from /proc/locks (read
+ *		once until forgotten), also when stat names another device
+ *		for it than /proc/locks does (a btrfs subvolume)
  *
  * Files live in the scratch directory under the build directory; a memory
  * filesystem there (whose pages are never ours to drop) skips the suite.
@@ -26,9 +29,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -372,6 +378,34 @@ static void fixture(void)
 	unlink(p);
 }
 
+START_TEST(test_leased)
+{
+	char p[PATH_MAX];
+	struct stat sb;
+	int fd = open(path(p, sizeof(p), "leased"), O_RDONLY | O_CREAT | O_TRUNC, 0644);
+
+	ck_assert(fd >= 0 && fstat(fd, &sb) == 0);
+	if (fcntl(fd, F_SETLEASE, F_RDLCK) != 0) {
+		close(fd);
+		unlink(p);
+		uot_skip("no lease could be taken here: %s", strerror(errno));
+	}
+	ck_assert(uo_wf_leased(&wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino));
+	ck_assert(uo_wf_leased_dev(&wf, (uint64_t)sb.st_dev));
+	/* btrfs: stat names the subvolume's anonymous device, /proc/locks another. */
+	ck_assert_msg(uo_wf_leased(&wf, (uint64_t)makedev(0, 4095), (uint64_t)sb.st_ino),
+		      "a lease under another device number was not found");
+	ck_assert(!uo_wf_leased(&wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino + 1));
+	ck_assert_int_eq(fcntl(fd, F_SETLEASE, F_UNLCK), 0);
+	/* Read once until forgotten. */
+	ck_assert(uo_wf_leased(&wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino));
+	uo_wf_leases_forget(&wf);
+	ck_assert(!uo_wf_leased(&wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino));
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wfile");
@@ -388,6 +422,7 @@ int main(void)
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_others);
 	tcase_add_test(tc, test_listing);
+	tcase_add_test(tc, test_leased);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
 }
