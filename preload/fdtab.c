@@ -159,7 +159,13 @@ static _Atomic uint8_t uo_fdtab_started;
 
 static struct uo_owner *uo_fdtab_map_owner(void)
 {
-	struct uo_owner *owner = uo_map_private(sizeof(*owner)), *expected = NULL;
+	/*
+	 * Not wiped on fork (before Linux 4.14, or a seccomp filter refusing
+	 * madvise), a forked child would find its parent's pid and take
+	 * itself for a vfork child for good: then no page, and no vfork
+	 * child is told from its parent, as before this record existed.
+	 */
+	struct uo_owner *owner = uo_map_private_wiped(sizeof(*owner)), *expected = NULL;
 
 	if (!owner)
 		return NULL;

@@ -124,6 +124,18 @@ void *uo_map_private(size_t size)
 	return (void *)p;
 }
 
+void *uo_map_private_wiped(size_t size)
+{
+	void *p = uo_map_private(size);
+
+	/* Asked again: a second MADV_WIPEONFORK is harmless and says whether the first took. */
+	if (p && uo_sys(SYS_madvise, p, size, MADV_WIPEONFORK) != 0) {
+		uo_unmap(p, size);
+		return NULL;
+	}
+	return p;
+}
+
 void uo_unmap(void *p, size_t size)
 {
 	uo_sys(SYS_munmap, p, size);

@@ -99,6 +99,8 @@ int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cachestat *cs);
  * contents).  NULL on failure, errno untouched.
  */
 void *uo_map_private(size_t size);
+/* The same, NULL if the memory would not be wiped in a forked child. */
+void *uo_map_private_wiped(size_t size);
 void uo_unmap(void *p, size_t size);
 /*
  * A small file (/proc, /sys) read whole into buf, NUL-terminated, with raw
