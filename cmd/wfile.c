@@ -450,8 +450,22 @@ static bool uo_wf_was_cold(struct uo_wfiles *t, const struct stat *sb)
 	return false;
 }
 
+/*
+ * Forgotten after each batch of events or sample, so a lease taken since
+ * is seen.  The kernel writes /proc/locks out whole at every read: with
+ * tens of thousands of locks on the machine (a database's) a read takes
+ * tens of milliseconds, and reading it every 20 ms took a third of a core.
+ * A read that took over a millisecond is kept for twenty times as long,
+ * so reading it costs at most about 5% of a core.
+ */
+#define UO_WF_LEASES_SLOW_NS	1000000
+#define UO_WF_LEASES_KEEP	20
+
 void uo_wf_leases_forget(struct uo_wfiles *t)
 {
+	if (t->leases_cost_ns > UO_WF_LEASES_SLOW_NS &&
+	    uo_wf_now() - t->leases_at_ns < UO_WF_LEASES_KEEP * t->leases_cost_ns)
+		return;
 	t->leases_read = false;
 }
 
@@ -474,15 +488,20 @@ static bool uo_wf_lease_line(char *line, struct uo_wf_lease *l)
 /* /proc/locks, once since the last forget; false if it cannot be read. */
 static bool uo_wf_leases_read(struct uo_wfiles *t)
 {
+	static char buf[65536];
 	char line[256];
+	int64_t start;
 	FILE *f;
 
 	if (t->leases_read)
 		return true;
 	t->nleases = 0;
+	start = uo_wf_now();
 	f = fopen("/proc/locks", "re");
 	if (!f)
 		return false;
+	/* Big reads: the file is made whole for each one. */
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (fgets(line, sizeof(line), f)) {
 		struct uo_wf_lease l;
 
@@ -505,6 +524,8 @@ static bool uo_wf_leases_read(struct uo_wfiles *t)
 	}
 	fclose(f);
 	t->leases_read = true;
+	t->leases_at_ns = uo_wf_now();
+	t->leases_cost_ns = t->leases_at_ns - start;
 	return true;
 }
 

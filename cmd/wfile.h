@@ -74,6 +74,8 @@ struct uo_wfiles {
 	struct uo_wf_lease *leases;
 	unsigned nleases, cap_leases;
 	bool leases_read;	/* read since uo_wf_leases_forget() */
+	int64_t leases_at_ns;	/* when /proc/locks was last read */
+	int64_t leases_cost_ns;	/* and how long that took */
 };
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
