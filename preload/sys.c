@@ -104,7 +104,8 @@ int uo_cachestat(int fd, uint64_t off, uint64_t len, struct uo_cachestat *cs)
 	return (int)uo_sys(__NR_cachestat, fd, &range, cs, 0);
 }
 
-void *uo_map_private(size_t size)
+/* Anonymous private memory; 'wiped' whether MADV_WIPEONFORK took. */
+static void *uo_map_anon(size_t size, bool *wiped)
 {
 #if defined(__x86_64__) || defined(__aarch64__)
 	long p = uo_sys(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -120,16 +121,23 @@ void *uo_map_private(size_t size)
 	if (p == MAP_FAILED)
 		return NULL;
 #endif
-	uo_sys(SYS_madvise, p, size, MADV_WIPEONFORK);
+	*wiped = uo_sys(SYS_madvise, p, size, MADV_WIPEONFORK) == 0;
 	return (void *)p;
+}
+
+void *uo_map_private(size_t size)
+{
+	bool wiped;
+
+	return uo_map_anon(size, &wiped);
 }
 
 void *uo_map_private_wiped(size_t size)
 {
-	void *p = uo_map_private(size);
+	bool wiped;
+	void *p = uo_map_anon(size, &wiped);
 
-	/* Asked again: a second MADV_WIPEONFORK is harmless and says whether the first took. */
-	if (p && uo_sys(SYS_madvise, p, size, MADV_WIPEONFORK) != 0) {
+	if (p && !wiped) {
 		uo_unmap(p, size);
 		return NULL;
 	}
