@@ -224,8 +224,8 @@ static inline bool uo_observe_quiet(struct uo_stream *st, const struct uo_tuning
 /*
  * The first tree rule, reads only, files below a window: a process that
  * closes UO_TREE_FILES files it read whole, each within UO_TREE_GAP_MS of
- * the last, is streaming a tree.  Kept for the policy replays; the library
- * runs uo_tree_file_closed below.
+ * the last, is streaming a tree.  The watcher still runs it (cmd/wfile.c);
+ * the library runs uo_tree_file_closed below.
  */
 #define UO_TREE_FILES	32
 #define UO_TREE_GAP_MS	2000
