@@ -187,7 +187,10 @@ static bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
  * leader may be gone while the session goes on (a daemon's double fork, a
  * `setsid sh -c 'cmd &'`, a CI runner): then the oldest living ancestor
  * of ours still in the session, which every process started below it
- * finds too.  False if nothing can be told (the line is said).
+ * finds too.  So too when the leader lives in a parent PID namespace (a
+ * container, `unshare -p`): the session reads as 0 there, to getsid and in
+ * /proc alike, and the chain of processes seeing 0 is ours.  False if
+ * nothing can be told (the line is said).
  */
 static bool uo_session_anchor(long sid, uint32_t *pid, uint64_t *start)
 {
@@ -196,7 +199,7 @@ static bool uo_session_anchor(long sid, uint32_t *pid, uint64_t *start)
 	uint32_t at;
 	int depth;
 
-	if (uo_proc_stat((uint32_t)sid, &ppid, &psid, &pstart) && psid == sid) {
+	if (sid > 0 && uo_proc_stat((uint32_t)sid, &ppid, &psid, &pstart) && psid == sid) {
 		*pid = (uint32_t)sid;
 		*start = pstart;
 		return true;
@@ -312,7 +315,7 @@ bool uo_said_in_session(const char *text, size_t len, struct uo_said_note *note)
 	if (!uo_clock_ms(CLOCK_REALTIME, &now))
 		return false;
 	sid = uo_sys(SYS_getsid, 0);
-	if (sid <= 0 || !uo_session_anchor(sid, &anchor, &start))
+	if (sid < 0 || !uo_session_anchor(sid, &anchor, &start))
 		return false;
 	key = uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(uo_said_mix(key, (uint64_t)sid),
 							      anchor), start), to.dev), to.ino);

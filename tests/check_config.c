@@ -759,6 +759,47 @@ START_TEST(test_one_line_leader_gone)
 }
 END_TEST
 
+/*
+ * The session of a container or of `unshare -p` (CI runners among them):
+ * its leader lives in a parent PID namespace, so getsid() and /proc say 0.
+ * sh, cp and sha256sum still say one line between them; before, one each.
+ * Only the inner sh and what it starts load the library.
+ */
+START_TEST(test_one_line_leader_outside)
+{
+	char script[6 * PATH_MAX + 512], text[4096], list[2 * PATH_MAX + 2];
+	const char *argv[] = { "unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script,
+			       NULL };
+	const char *probe[] = { "unshare", "--pid", "--fork", "--mount-proc", "true", NULL };
+	const char *first = getenv("UO_PRELOAD_FIRST");
+	const char *env[] = { "USEONCE_THRESHOLD=abc", "USEONCE_GUARD=sideways", NULL };
+	unsigned lines;
+
+	if (uot_skipped("one_line_leader_outside"))
+		return;
+	if (!uot_exited_ok(run(probe, false, NULL))) {
+		printf("config: one_line_leader_outside: skipped: cannot make a PID namespace "
+		       "(unshare --pid: needs root)\n");
+		return;
+	}
+	set_files(NULL, NULL);
+	snprintf(list, sizeof(list), "%s%s%s", first && *first ? first : "",
+		 first && *first ? ":" : "", c.lib);
+	snprintf(script, sizeof(script),
+		 "LD_PRELOAD=%s sh -c 'cp %s %s && sha256sum %s >/dev/null; "
+		 "test \"$(cut -d\" \" -f6 /proc/self/stat)\" = 0 || echo session visible >&2'",
+		 list, c.data_a, c.copy, c.copy);
+	ck_assert(uot_exited_ok(run(argv, false, env)));
+	lines = err_lines(text, sizeof(text));
+	printf("config: one_line_leader_outside: sh -c 'cp && sha256sum' in a PID namespace, "
+	       "session 0: %u line(s)\n", lines);
+	ck_assert_msg(!strstr(text, "session visible"), "the session was not 0 inside:\n%s", text);
+	ck_assert_msg(lines == 1, "%u lines:\n%s", lines, text);
+	ck_assert_msg(strstr(text, "USEONCE_THRESHOLD") && strstr(text, "USEONCE_GUARD"), "%s", text);
+	unlink(c.copy);
+}
+END_TEST
+
 /* ---- fixtures ---- */
 
 /* The system file sits in the build directory, outside the scratch one. */
@@ -853,6 +894,7 @@ int main(void)
 	tcase_add_test(tc, test_one_line);
 	tcase_add_test(tc, test_one_line_a_session);
 	tcase_add_test(tc, test_one_line_leader_gone);
+	tcase_add_test(tc, test_one_line_leader_outside);
 	suite_add_tcase(s, tc);
 	/* In-process: files and the system config are shared from case to case. */
 	return uot_check_run(s, true);
