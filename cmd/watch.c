@@ -172,10 +172,18 @@ struct uo_watch {
 	unsigned npend;
 	struct uo_wfiles wf;		/* every file open in a watched process, by residency */
 	int fan;			/* fanotify: opens and closes, even between samples; or -1 */
+	/*
+	 * No descriptor of a marked filesystem is kept: one would keep it
+	 * busy, and a watched script's own umount of it would fail.  Its
+	 * mount is opened again by path while a batch of events or a sample
+	 * needs it, and closed at the batch's end (uo_wfan_unhold).
+	 */
 	struct uo_wmark {
 		uint64_t dev;		/* st_dev */
 		__kernel_fsid_t fsid;	/* as events name it */
-		int fd;			/* a directory or file on it: handles are opened here */
+		char *path;		/* where it is mounted, as we can reach it; NULL: unknown */
+		int fd;			/* its mount, opened for this batch; -1 */
+		bool gone;		/* the path leads elsewhere now (unmounted), this batch */
 	} marked[16];			/* filesystems fanotify reports on */
 	unsigned nmarked;
 	struct uo_wmnt *mnts;		/* mounts seen in the watched processes' mountinfo */
@@ -198,7 +206,7 @@ struct uo_watch {
 
 static volatile sig_atomic_t uo_forward_sig;
 
-static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev);
+static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev, pid_t pid);
 static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid);
 
 void uo_vsay(const char *fmt, va_list ap)
@@ -924,7 +932,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
 	    ours.st_nlink == 0 || uo_wf_memory_fs(f->ours))
 		goto ignore;
-	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev);
+	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev, p->pid);
 	close(f->info);
 	/* Reopened for each sample would cost two calls more. */
 	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
@@ -1373,10 +1381,60 @@ static void uo_wfan_init(struct uo_watch *w)
 			       FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 }
 
-/* Reports on the filesystem of fd from now on. */
-static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
+/*
+ * Where mount 'id' is mounted, from a mountinfo ("ID PARENT MAJ:MIN ROOT
+ * POINT ..."), the point unescaped (\040 is a space): into out, after
+ * 'prefix'.  False if it is not listed there.
+ */
+static bool uo_wmnt_point(const char *mountinfo, const char *prefix, uint64_t id, char *out,
+			  size_t size)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen(mountinfo, "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line, *q;
+		size_t n;
+		int field;
+
+		if (strtoull(line, NULL, 10) != id)
+			continue;
+		for (field = 0; field < 4 && p; field++) {
+			p = strchr(p, ' ');
+			p = p ? p + 1 : NULL;
+		}
+		if (!p)
+			break;
+		n = (size_t)snprintf(out, size, "%s", prefix);
+		for (q = p; *q && *q != ' ' && n + 1 < size; n++) {
+			if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' && q[2] >= '0' && q[2] <= '7' &&
+			    q[3] >= '0' && q[3] <= '7') {
+				out[n] = (char)((q[1] - '0') * 64 + (q[2] - '0') * 8 + (q[3] - '0'));
+				q += 4;
+			} else {
+				out[n] = *q++;
+			}
+		}
+		out[n] = '\0';
+		found = (*q == ' ' || !*q) && n < size - 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Reports on the filesystem of fd (a file of pid's) from now on.  Its
+ * mount's path is kept, not a descriptor: in our mount namespace if the
+ * mount is there, else through pid's root.
+ */
+static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev, pid_t pid)
 {
 	struct uo_wmark *m = &w->marked[w->nmarked];
+	char path[PATH_MAX], mi[64], root[64];
+	struct statx sx;
 	struct statfs sfs;
 	unsigned i;
 
@@ -1393,12 +1451,53 @@ static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 			uo_wsay("watch: fanotify: cannot mark a filesystem: %s", strerror(errno));
 		return;
 	}
-	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (m->fd < 0)
-		return;
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	snprintf(mi, sizeof(mi), "/proc/%d/mountinfo", (int)pid);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID) &&
+	    (uo_wmnt_point("/proc/self/mountinfo", "", sx.stx_mnt_id, path, sizeof(path)) ||
+	     uo_wmnt_point(mi, root, sx.stx_mnt_id, path, sizeof(path))))
+		m->path = strdup(path);
 	m->dev = dev;
 	memcpy(&m->fsid, &sfs.f_fsid, sizeof(m->fsid));
 	w->nmarked++;
+}
+
+/*
+ * The mount of marked filesystem i, opened for this batch: handles are
+ * opened there.  -1 when it is not where it was (unmounted: nothing of
+ * it is ours to do any more).  Opening a mount's root opens a directory
+ * (or, for a file bind-mounted, that file) of the filesystem itself.
+ */
+static int uo_wfan_mount_fd(struct uo_watch *w, unsigned i)
+{
+	struct uo_wmark *m = &w->marked[i];
+	struct statfs sfs;
+
+	if (m->fd >= 0 || m->gone || !m->path)
+		return m->fd;
+	m->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+	if (m->fd >= 0 && (fstatfs(m->fd, &sfs) != 0 ||
+			   memcmp(&sfs.f_fsid, &m->fsid, sizeof(m->fsid)))) {
+		close(m->fd);
+		m->fd = -1;
+	}
+	m->gone = m->fd < 0;
+	return m->fd;
+}
+
+/* The end of a batch: no descriptor of a marked filesystem stays open. */
+static void uo_wfan_unhold(struct uo_watch *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nmarked; i++) {
+		if (w->marked[i].fd >= 0)
+			close(w->marked[i].fd);
+		w->marked[i].fd = -1;
+		w->marked[i].gone = false;
+	}
 }
 
 /* The filesystem a watched process works in (its current directory). */
@@ -1430,7 +1529,7 @@ static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &sb) == 0)
-		uo_wfan_mark(w, fd, (uint64_t)sb.st_dev);
+		uo_wfan_mark(w, fd, (uint64_t)sb.st_dev, pid);
 	close(fd);
 }
 
@@ -1487,6 +1586,8 @@ static int uo_wfan_open(struct uo_watch *w, const struct fanotify_event_metadata
 				 */
 				if (!(m->mask & FAN_ONDIR) &&
 				    uo_wf_leased_dev(&w->wf, w->marked[i].dev))
+					return -1;
+				if (uo_wfan_mount_fd(w, i) < 0)
 					return -1;
 				return open_by_handle_at(w->marked[i].fd,
 						(struct file_handle *)(void *)fid->handle,
@@ -1558,6 +1659,7 @@ static bool uo_wfan_drain(struct uo_watch *w)
 			close(fd);
 		}
 	}
+	uo_wfan_unhold(w);
 	return ours;
 }
 
@@ -1826,8 +1928,9 @@ static void uo_wfree(struct uo_watch *w)
 	uo_wfiles_free(&w->wf);
 	if (w->fan >= 0)
 		close(w->fan);
+	uo_wfan_unhold(w);
 	while (w->nmarked)
-		close(w->marked[--w->nmarked].fd);
+		free(w->marked[--w->nmarked].path);
 }
 
 int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o)
