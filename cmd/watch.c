@@ -138,6 +138,7 @@ struct uo_wfd {
 	bool seen;		/* listed by the last scan */
 	bool fresh;		/* opened while we watched, and cold: its first bytes were the stream's */
 	uint64_t ino, mnt;
+	uint64_t dev;		/* st_dev of ours */
 	unsigned flags;		/* open flags, from fdinfo */
 	uint64_t pos, size;	/* as last sampled */
 	uint64_t pos0, size0;	/* at first sight */
@@ -158,6 +159,7 @@ struct uo_wmnt {
 
 struct uo_wpend {
 	int fd;			/* a dup of ours: the drop outlives the program's descriptor */
+	uint64_t dev;		/* its filesystem: let go of with it (uo_wlet_go) */
 	struct uo_range r;
 	uint64_t keep;
 };
@@ -636,7 +638,7 @@ static void uo_wpend_done(struct uo_watch *w, unsigned i)
  */
 static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep)
 {
-	struct stat sb;
+	struct stat sb = { 0 };
 	struct uo_cs cs;
 	int dup_fd;
 
@@ -657,6 +659,7 @@ static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t
 	if (dup_fd < 0)
 		return;
 	w->pend[w->npend].fd = dup_fd;
+	w->pend[w->npend].dev = (uint64_t)sb.st_dev;
 	w->pend[w->npend].r = r;
 	w->pend[w->npend].keep = keep;
 	w->npend++;
@@ -743,6 +746,7 @@ static void uo_wpend_work(struct uo_watch *w)
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
 	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+	struct uo_cs cs;
 	struct stat sb;
 
 	/*
@@ -751,6 +755,16 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	 * 16 MiB each, were as many bytes as the backup itself).
 	 */
 	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
+	if (w->wf.no_flush)
+		return;
+	/*
+	 * Not while two windows of the file are under writeback already: a
+	 * full disk queue would block us with the file open (wfile.c,
+	 * UO_WF_INFLIGHT).  The drop behind it starts it again later.
+	 */
+	if (uo_cachestat(fd, 0, 0, &cs) == 0 &&
+	    cs.nr_writeback * w->page >= 2 * w->o->tuning.window)
 		return;
 	if (end > r.start)
 		w->flushed += end - r.start;
@@ -932,6 +946,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
 	    ours.st_nlink == 0 || uo_wf_memory_fs(f->ours))
 		goto ignore;
+	f->dev = (uint64_t)ours.st_dev;
 	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev, p->pid);
 	close(f->info);
 	/* Reopened for each sample would cost two calls more. */
@@ -1023,7 +1038,14 @@ ignore:
 /* The program closed the descriptor (or it names another file now). */
 static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
 {
-	if (f->kind == UO_WF_GUARDED) {
+	/* No writeback started as it closes (wfile.h: no_flush); the file's later passes do. */
+	w->wf.no_flush = true;
+	/*
+	 * The stream's last drop is left to the watcher's files where they
+	 * can open it again: they drop what it brought in, and not while it
+	 * closes (uo_wf_last says why).
+	 */
+	if (f->kind == UO_WF_GUARDED && !(f->file >= 0 && w->wf.reopen)) {
 		uint64_t size = uo_file_size(f->ours);
 
 		/* What was written since the last sample is the stream's too. */
@@ -1038,6 +1060,7 @@ static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
 		uo_wfiles_release(&w->wf, f->file);
 	f->file = -1;
 	uo_wfd_drop_ours(f);
+	w->wf.no_flush = false;
 }
 
 static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
@@ -1663,6 +1686,74 @@ static bool uo_wfan_drain(struct uo_watch *w)
 	return ours;
 }
 
+/* A watched process has exited, and we have not let go of its files yet. */
+static bool uo_wexited(void *ctx)
+{
+	struct uo_watch *w = ctx;
+	struct pollfd pfd[64];
+	unsigned i, n;
+
+	for (i = 0, n = 0; i < w->nprocs && n < 64; i++)
+		if (!w->procs[i].gone && w->procs[i].pidfd >= 0) {
+			pfd[n].fd = w->procs[i].pidfd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
+	return n && poll(pfd, n, 0) > 0;
+}
+
+/* A parked file of the watcher's files, opened again by its handle (wfile.h). */
+static int uo_wfan_reopen(void *ctx, uint64_t dev, struct file_handle *fh)
+{
+	struct uo_watch *w = ctx;
+	unsigned i;
+
+	for (i = 0; i < w->nmarked; i++)
+		if (w->marked[i].dev == dev)
+			return uo_wfan_mount_fd(w, i) < 0 ? -1 :
+			       open_by_handle_at(w->marked[i].fd, fh,
+						 O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+	return -1;
+}
+
+/* ---- letting go of a filesystem ---- */
+
+/* Does a watched process hold a file of filesystem dev open, as far as we know? */
+static bool uo_wfs_in_use(void *ctx, uint64_t dev)
+{
+	struct uo_watch *w = ctx;
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].kind == UO_WF_GUARDED && w->fds[i].dev == dev)
+			return true;
+	return uo_wfiles_in_use(&w->wf, dev);
+}
+
+/*
+ * After each sample: what waits for writeback on a filesystem the
+ * watched processes hold no file of any more keeps no descriptor of
+ * ours open on it.  A backup script unmounts its disk once the copy
+ * closed its last file there: a descriptor we kept made that umount
+ * fail ("target is busy").  The drops queued here are given up (their
+ * writeback was started), the watcher's files are parked (wfile.h).
+ * Mounts opened for handles are closed.
+ */
+static void uo_wlet_go(struct uo_watch *w)
+{
+	unsigned i = 0;
+
+	while (i < w->npend) {
+		if (uo_wfs_in_use(w, w->pend[i].dev))
+			i++;
+		else
+			uo_wpend_done(w, i);
+	}
+	uo_wfiles_let_go(&w->wf, uo_wfs_in_use, w);
+	uo_wfan_unhold(w);
+}
+
 /* ---- the loop ---- */
 
 static unsigned uo_wlive(const struct uo_watch *w)
@@ -1716,10 +1807,18 @@ static void uo_wsleep(struct uo_watch *w, int64_t ns)
 		left = end - uo_now_ns();
 		if (left > UO_W_FAN_NS)
 			left = UO_W_FAN_NS;
+		/*
+		 * Others' events wait; a watched process's exit does not: a
+		 * script unmounts a disk as soon as its copy exits, and what
+		 * we hold of that disk goes once we have seen the exit.
+		 */
 		if (left > 0) {
 			ts.tv_sec = 0;
 			ts.tv_nsec = left;
-			nanosleep(&ts, NULL);
+			if (w->fan >= 0 && n > 0 && pfd[n - 1].fd == w->fan)
+				n--;
+			if (ppoll(pfd, n, &ts, NULL) > 0)
+				return;
 		}
 	}
 }
@@ -1838,8 +1937,11 @@ static void uo_wloop(struct uo_watch *w)
 			else
 				uo_wproc_scan(w, i);
 		}
+		/* Let go first: what was closed just now is not written out while we hold it. */
+		uo_wlet_go(w);
 		uo_wpend_work(w);
 		uo_wfiles_work(&w->wf);
+		uo_wfan_unhold(w);
 		w->ticks++;
 		uo_wreap(w);
 		if (!uo_wlive(w) && (w->child <= 0 || w->child_done))
@@ -1893,6 +1995,8 @@ static void uo_wloop(struct uo_watch *w)
 	/* The last closes, as the processes exited. */
 	uo_wfan_drain(w);
 	uo_wfiles_close_all(&w->wf);
+	uo_wlet_go(w);
+	w->wf.draining = true;
 	/* Written data of the last files: give its writeback a moment, then let it be. */
 	deadline = uo_now_ns() + UO_W_DRAIN_NS;
 	while ((w->npend || uo_wfiles_pending(&w->wf)) && uo_now_ns() < deadline) {
@@ -1900,6 +2004,7 @@ static void uo_wloop(struct uo_watch *w)
 
 		uo_wpend_work(w);
 		uo_wfiles_work(&w->wf);
+		uo_wfan_unhold(w);
 		if (w->npend || uo_wfiles_pending(&w->wf))
 			nanosleep(&ts, NULL);
 	}
@@ -1918,6 +2023,11 @@ static void uo_winit(struct uo_watch *w, const struct uo_watch_opts *o)
 	uo_wfiles_init(&w->wf, &o->tuning, o->dry_run);
 	w->wf.timed = o->stats;
 	uo_wfan_init(w);
+	/* Handles are opened with CAP_DAC_READ_SEARCH: root's watcher, as fanotify. */
+	w->wf.reopen_ctx = w;
+	w->wf.stop = uo_wexited;
+	if (w->fan >= 0)
+		w->wf.reopen = uo_wfan_reopen;
 }
 
 static void uo_wfree(struct uo_watch *w)
