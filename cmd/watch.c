@@ -95,6 +95,8 @@
 #define UO_W_RECHECK		16
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
 #define UO_W_PENDING		64
+/* Writeback is not started while this many windows of the file are under writeback (wfile.c). */
+#define UO_W_INFLIGHT		4
 /* Queued drops are tried again at least this often. */
 #define UO_W_PEND_NS		(20 * UO_MS)
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
@@ -759,12 +761,12 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	if (w->wf.no_flush)
 		return;
 	/*
-	 * Not while two windows of the file are under writeback already: a
-	 * full disk queue would block us with the file open (wfile.c,
-	 * UO_WF_INFLIGHT).  The drop behind it starts it again later.
+	 * Not while UO_W_INFLIGHT windows of the file are under writeback
+	 * already: a full disk queue would block us with the file open
+	 * (wfile.c, UO_WF_INFLIGHT).  The drop behind it starts it again later.
 	 */
 	if (uo_cachestat(fd, 0, 0, &cs) == 0 &&
-	    cs.nr_writeback * w->page >= 2 * w->o->tuning.window)
+	    cs.nr_writeback * w->page >= UO_W_INFLIGHT * w->o->tuning.window)
 		return;
 	if (end > r.start)
 		w->flushed += end - r.start;

@@ -53,7 +53,7 @@
  * script's umount right after found the disk busy.  What is not started
  * now is at the next sample, once the disk took the rest.
  */
-#define UO_WF_INFLIGHT	2
+#define UO_WF_INFLIGHT	4
 /*
  * For the same reason a sweep drops at most this many windows (freeing
  * 96 MiB took 9-24 ms on a loaded machine); the rest goes at the next.
