@@ -129,11 +129,60 @@ void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
 }
 
+/*
+ * Is the disk under fd's filesystem busy writing: half its queue or more
+ * holds writes?  Then writeback we start would wait for room in the queue,
+ * with the file open (UO_WF_INFLIGHT says what that did), and the disk is
+ * at work anyway.  /sys/dev/block/MAJ:MIN/inflight counts what is in
+ * flight, queue/nr_requests (the whole disk's, for a partition) how much
+ * may be.  Filesystems with no such device (btrfs's anonymous devices,
+ * device-mapper) are never taken as busy: the file's own bound applies.
+ */
+static bool uo_wf_disk_busy(int fd)
+{
+	char path[96], buf[64];
+	unsigned long rd, wr, nr = 0;
+	struct stat sb;
+	ssize_t n;
+	int f;
+
+	if (fstat(fd, &sb) != 0 || !major(sb.st_dev))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/inflight", major(sb.st_dev),
+		 minor(sb.st_dev));
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lu", &rd, &wr) != 2)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests", major(sb.st_dev),
+		 minor(sb.st_dev));
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+			 major(sb.st_dev), minor(sb.st_dev));
+		f = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	if (n > 0) {
+		buf[n] = '\0';
+		nr = strtoul(buf, NULL, 10);
+	}
+	return nr && wr * 2 >= nr;
+}
+
 void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 {
 	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
 
-	if (t->dry_run || t->no_flush || (t->stop && t->stop(t->reopen_ctx)))
+	if (t->dry_run || t->no_flush || (t->stop && t->stop(t->reopen_ctx)) ||
+	    uo_wf_disk_busy(fd))
 		return;
 	/* A bounded range: UO_WF_INFLIGHT says why; the rest is started later. */
 	if (!len || len > UO_WF_INFLIGHT * t->t->window)
