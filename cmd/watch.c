@@ -95,6 +95,8 @@
 #define UO_W_RECHECK		16
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
 #define UO_W_PENDING		64
+/* Writeback is not started while this many windows of the file are under writeback (wfile.c). */
+#define UO_W_INFLIGHT		4
 /* Queued drops are tried again at least this often. */
 #define UO_W_PEND_NS		(20 * UO_MS)
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
@@ -138,6 +140,7 @@ struct uo_wfd {
 	bool seen;		/* listed by the last scan */
 	bool fresh;		/* opened while we watched, and cold: its first bytes were the stream's */
 	uint64_t ino, mnt;
+	uint64_t dev;		/* st_dev of ours */
 	unsigned flags;		/* open flags, from fdinfo */
 	uint64_t pos, size;	/* as last sampled */
 	uint64_t pos0, size0;	/* at first sight */
@@ -158,6 +161,7 @@ struct uo_wmnt {
 
 struct uo_wpend {
 	int fd;			/* a dup of ours: the drop outlives the program's descriptor */
+	uint64_t dev;		/* its filesystem: let go of with it (uo_wlet_go) */
 	struct uo_range r;
 	uint64_t keep;
 };
@@ -172,10 +176,18 @@ struct uo_watch {
 	unsigned npend;
 	struct uo_wfiles wf;		/* every file open in a watched process, by residency */
 	int fan;			/* fanotify: opens and closes, even between samples; or -1 */
+	/*
+	 * No descriptor of a marked filesystem is kept: one would keep it
+	 * busy, and a watched script's own umount of it would fail.  Its
+	 * mount is opened again by path while a batch of events or a sample
+	 * needs it, and closed at the batch's end (uo_wfan_unhold).
+	 */
 	struct uo_wmark {
 		uint64_t dev;		/* st_dev */
 		__kernel_fsid_t fsid;	/* as events name it */
-		int fd;			/* a directory or file on it: handles are opened here */
+		char *path;		/* where it is mounted, as we can reach it; NULL: unknown */
+		int fd;			/* its mount, opened for this batch; -1 */
+		bool gone;		/* the path leads elsewhere now (unmounted), this batch */
 	} marked[16];			/* filesystems fanotify reports on */
 	unsigned nmarked;
 	struct uo_wmnt *mnts;		/* mounts seen in the watched processes' mountinfo */
@@ -198,7 +210,7 @@ struct uo_watch {
 
 static volatile sig_atomic_t uo_forward_sig;
 
-static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev);
+static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev, pid_t pid);
 static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid);
 
 void uo_vsay(const char *fmt, va_list ap)
@@ -628,7 +640,7 @@ static void uo_wpend_done(struct uo_watch *w, unsigned i)
  */
 static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t keep)
 {
-	struct stat sb;
+	struct stat sb = { 0 };
 	struct uo_cs cs;
 	int dup_fd;
 
@@ -649,6 +661,7 @@ static void uo_wpend_add(struct uo_watch *w, int fd, struct uo_range r, uint64_t
 	if (dup_fd < 0)
 		return;
 	w->pend[w->npend].fd = dup_fd;
+	w->pend[w->npend].dev = (uint64_t)sb.st_dev;
 	w->pend[w->npend].r = r;
 	w->pend[w->npend].keep = keep;
 	w->npend++;
@@ -735,6 +748,7 @@ static void uo_wpend_work(struct uo_watch *w)
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
 	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+	struct uo_cs cs;
 	struct stat sb;
 
 	/*
@@ -743,6 +757,16 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	 * 16 MiB each, were as many bytes as the backup itself).
 	 */
 	if (fstat(fd, &sb) == 0 && sb.st_nlink == 0)
+		return;
+	if (w->wf.no_flush)
+		return;
+	/*
+	 * Not while UO_W_INFLIGHT windows of the file are under writeback
+	 * already: a full disk queue would block us with the file open
+	 * (wfile.c, UO_WF_INFLIGHT).  The drop behind it starts it again later.
+	 */
+	if (uo_cachestat(fd, 0, 0, &cs) == 0 &&
+	    cs.nr_writeback * w->page >= UO_W_INFLIGHT * w->o->tuning.window)
 		return;
 	if (end > r.start)
 		w->flushed += end - r.start;
@@ -924,7 +948,8 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	if (fstat(f->ours, &ours) != 0 || ours.st_ino != sb.st_ino || ours.st_dev != sb.st_dev ||
 	    ours.st_nlink == 0 || uo_wf_memory_fs(f->ours))
 		goto ignore;
-	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev);
+	f->dev = (uint64_t)ours.st_dev;
+	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev, p->pid);
 	close(f->info);
 	/* Reopened for each sample would cost two calls more. */
 	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
@@ -1015,7 +1040,14 @@ ignore:
 /* The program closed the descriptor (or it names another file now). */
 static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
 {
-	if (f->kind == UO_WF_GUARDED) {
+	/* No writeback started as it closes (wfile.h: no_flush); the file's later passes do. */
+	w->wf.no_flush = true;
+	/*
+	 * The stream's last drop is left to the watcher's files where they
+	 * can open it again: they drop what it brought in, and not while it
+	 * closes (uo_wf_last says why).
+	 */
+	if (f->kind == UO_WF_GUARDED && !(f->file >= 0 && w->wf.reopen)) {
 		uint64_t size = uo_file_size(f->ours);
 
 		/* What was written since the last sample is the stream's too. */
@@ -1030,6 +1062,7 @@ static void uo_wfd_close(struct uo_watch *w, struct uo_wfd *f)
 		uo_wfiles_release(&w->wf, f->file);
 	f->file = -1;
 	uo_wfd_drop_ours(f);
+	w->wf.no_flush = false;
 }
 
 static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
@@ -1373,10 +1406,60 @@ static void uo_wfan_init(struct uo_watch *w)
 			       FAN_REPORT_FID, O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 }
 
-/* Reports on the filesystem of fd from now on. */
-static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
+/*
+ * Where mount 'id' is mounted, from a mountinfo ("ID PARENT MAJ:MIN ROOT
+ * POINT ..."), the point unescaped (\040 is a space): into out, after
+ * 'prefix'.  False if it is not listed there.
+ */
+static bool uo_wmnt_point(const char *mountinfo, const char *prefix, uint64_t id, char *out,
+			  size_t size)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen(mountinfo, "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line, *q;
+		size_t n;
+		int field;
+
+		if (strtoull(line, NULL, 10) != id)
+			continue;
+		for (field = 0; field < 4 && p; field++) {
+			p = strchr(p, ' ');
+			p = p ? p + 1 : NULL;
+		}
+		if (!p)
+			break;
+		n = (size_t)snprintf(out, size, "%s", prefix);
+		for (q = p; *q && *q != ' ' && n + 1 < size; n++) {
+			if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' && q[2] >= '0' && q[2] <= '7' &&
+			    q[3] >= '0' && q[3] <= '7') {
+				out[n] = (char)((q[1] - '0') * 64 + (q[2] - '0') * 8 + (q[3] - '0'));
+				q += 4;
+			} else {
+				out[n] = *q++;
+			}
+		}
+		out[n] = '\0';
+		found = (*q == ' ' || !*q) && n < size - 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Reports on the filesystem of fd (a file of pid's) from now on.  Its
+ * mount's path is kept, not a descriptor: in our mount namespace if the
+ * mount is there, else through pid's root.
+ */
+static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev, pid_t pid)
 {
 	struct uo_wmark *m = &w->marked[w->nmarked];
+	char path[PATH_MAX], mi[64], root[64];
+	struct statx sx;
 	struct statfs sfs;
 	unsigned i;
 
@@ -1393,12 +1476,53 @@ static void uo_wfan_mark(struct uo_watch *w, int fd, uint64_t dev)
 			uo_wsay("watch: fanotify: cannot mark a filesystem: %s", strerror(errno));
 		return;
 	}
-	m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (m->fd < 0)
-		return;
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	snprintf(mi, sizeof(mi), "/proc/%d/mountinfo", (int)pid);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID) &&
+	    (uo_wmnt_point("/proc/self/mountinfo", "", sx.stx_mnt_id, path, sizeof(path)) ||
+	     uo_wmnt_point(mi, root, sx.stx_mnt_id, path, sizeof(path))))
+		m->path = strdup(path);
 	m->dev = dev;
 	memcpy(&m->fsid, &sfs.f_fsid, sizeof(m->fsid));
 	w->nmarked++;
+}
+
+/*
+ * The mount of marked filesystem i, opened for this batch: handles are
+ * opened there.  -1 when it is not where it was (unmounted: nothing of
+ * it is ours to do any more).  Opening a mount's root opens a directory
+ * (or, for a file bind-mounted, that file) of the filesystem itself.
+ */
+static int uo_wfan_mount_fd(struct uo_watch *w, unsigned i)
+{
+	struct uo_wmark *m = &w->marked[i];
+	struct statfs sfs;
+
+	if (m->fd >= 0 || m->gone || !m->path)
+		return m->fd;
+	m->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOATIME);
+	if (m->fd >= 0 && (fstatfs(m->fd, &sfs) != 0 ||
+			   memcmp(&sfs.f_fsid, &m->fsid, sizeof(m->fsid)))) {
+		close(m->fd);
+		m->fd = -1;
+	}
+	m->gone = m->fd < 0;
+	return m->fd;
+}
+
+/* The end of a batch: no descriptor of a marked filesystem stays open. */
+static void uo_wfan_unhold(struct uo_watch *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nmarked; i++) {
+		if (w->marked[i].fd >= 0)
+			close(w->marked[i].fd);
+		w->marked[i].fd = -1;
+		w->marked[i].gone = false;
+	}
 }
 
 /* The filesystem a watched process works in (its current directory). */
@@ -1430,7 +1554,7 @@ static void uo_wfan_mark_cwd(struct uo_watch *w, pid_t pid)
 	if (fd < 0)
 		return;
 	if (fstat(fd, &sb) == 0)
-		uo_wfan_mark(w, fd, (uint64_t)sb.st_dev);
+		uo_wfan_mark(w, fd, (uint64_t)sb.st_dev, pid);
 	close(fd);
 }
 
@@ -1487,6 +1611,8 @@ static int uo_wfan_open(struct uo_watch *w, const struct fanotify_event_metadata
 				 */
 				if (!(m->mask & FAN_ONDIR) &&
 				    uo_wf_leased_dev(&w->wf, w->marked[i].dev))
+					return -1;
+				if (uo_wfan_mount_fd(w, i) < 0)
 					return -1;
 				return open_by_handle_at(w->marked[i].fd,
 						(struct file_handle *)(void *)fid->handle,
@@ -1558,7 +1684,76 @@ static bool uo_wfan_drain(struct uo_watch *w)
 			close(fd);
 		}
 	}
+	uo_wfan_unhold(w);
 	return ours;
+}
+
+/* A watched process has exited, and we have not let go of its files yet. */
+static bool uo_wexited(void *ctx)
+{
+	struct uo_watch *w = ctx;
+	struct pollfd pfd[64];
+	unsigned i, n;
+
+	for (i = 0, n = 0; i < w->nprocs && n < 64; i++)
+		if (!w->procs[i].gone && w->procs[i].pidfd >= 0) {
+			pfd[n].fd = w->procs[i].pidfd;
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+			n++;
+		}
+	return n && poll(pfd, n, 0) > 0;
+}
+
+/* A parked file of the watcher's files, opened again by its handle (wfile.h). */
+static int uo_wfan_reopen(void *ctx, uint64_t dev, struct file_handle *fh)
+{
+	struct uo_watch *w = ctx;
+	unsigned i;
+
+	for (i = 0; i < w->nmarked; i++)
+		if (w->marked[i].dev == dev)
+			return uo_wfan_mount_fd(w, i) < 0 ? -1 :
+			       open_by_handle_at(w->marked[i].fd, fh,
+						 O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+	return -1;
+}
+
+/* ---- letting go of a filesystem ---- */
+
+/* Does a watched process hold a file of filesystem dev open, as far as we know? */
+static bool uo_wfs_in_use(void *ctx, uint64_t dev)
+{
+	struct uo_watch *w = ctx;
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].kind == UO_WF_GUARDED && w->fds[i].dev == dev)
+			return true;
+	return uo_wfiles_in_use(&w->wf, dev);
+}
+
+/*
+ * After each sample: what waits for writeback on a filesystem the
+ * watched processes hold no file of any more keeps no descriptor of
+ * ours open on it.  A backup script unmounts its disk once the copy
+ * closed its last file there: a descriptor we kept made that umount
+ * fail ("target is busy").  The drops queued here are given up (their
+ * writeback was started), the watcher's files are parked (wfile.h).
+ * Mounts opened for handles are closed.
+ */
+static void uo_wlet_go(struct uo_watch *w)
+{
+	unsigned i = 0;
+
+	while (i < w->npend) {
+		if (uo_wfs_in_use(w, w->pend[i].dev))
+			i++;
+		else
+			uo_wpend_done(w, i);
+	}
+	uo_wfiles_let_go(&w->wf, uo_wfs_in_use, w);
+	uo_wfan_unhold(w);
 }
 
 /* ---- the loop ---- */
@@ -1614,10 +1809,18 @@ static void uo_wsleep(struct uo_watch *w, int64_t ns)
 		left = end - uo_now_ns();
 		if (left > UO_W_FAN_NS)
 			left = UO_W_FAN_NS;
+		/*
+		 * Others' events wait; a watched process's exit does not: a
+		 * script unmounts a disk as soon as its copy exits, and what
+		 * we hold of that disk goes once we have seen the exit.
+		 */
 		if (left > 0) {
 			ts.tv_sec = 0;
 			ts.tv_nsec = left;
-			nanosleep(&ts, NULL);
+			if (w->fan >= 0 && n > 0 && pfd[n - 1].fd == w->fan)
+				n--;
+			if (ppoll(pfd, n, &ts, NULL) > 0)
+				return;
 		}
 	}
 }
@@ -1736,8 +1939,11 @@ static void uo_wloop(struct uo_watch *w)
 			else
 				uo_wproc_scan(w, i);
 		}
+		/* Let go first: what was closed just now is not written out while we hold it. */
+		uo_wlet_go(w);
 		uo_wpend_work(w);
 		uo_wfiles_work(&w->wf);
+		uo_wfan_unhold(w);
 		w->ticks++;
 		uo_wreap(w);
 		if (!uo_wlive(w) && (w->child <= 0 || w->child_done))
@@ -1791,6 +1997,8 @@ static void uo_wloop(struct uo_watch *w)
 	/* The last closes, as the processes exited. */
 	uo_wfan_drain(w);
 	uo_wfiles_close_all(&w->wf);
+	uo_wlet_go(w);
+	w->wf.draining = true;
 	/* Written data of the last files: give its writeback a moment, then let it be. */
 	deadline = uo_now_ns() + UO_W_DRAIN_NS;
 	while ((w->npend || uo_wfiles_pending(&w->wf)) && uo_now_ns() < deadline) {
@@ -1798,6 +2006,7 @@ static void uo_wloop(struct uo_watch *w)
 
 		uo_wpend_work(w);
 		uo_wfiles_work(&w->wf);
+		uo_wfan_unhold(w);
 		if (w->npend || uo_wfiles_pending(&w->wf))
 			nanosleep(&ts, NULL);
 	}
@@ -1816,6 +2025,11 @@ static void uo_winit(struct uo_watch *w, const struct uo_watch_opts *o)
 	uo_wfiles_init(&w->wf, &o->tuning, o->dry_run);
 	w->wf.timed = o->stats;
 	uo_wfan_init(w);
+	/* Handles are opened with CAP_DAC_READ_SEARCH: root's watcher, as fanotify. */
+	w->wf.reopen_ctx = w;
+	w->wf.stop = uo_wexited;
+	if (w->fan >= 0)
+		w->wf.reopen = uo_wfan_reopen;
 }
 
 static void uo_wfree(struct uo_watch *w)
@@ -1826,8 +2040,9 @@ static void uo_wfree(struct uo_watch *w)
 	uo_wfiles_free(&w->wf);
 	if (w->fan >= 0)
 		close(w->fan);
+	uo_wfan_unhold(w);
 	while (w->nmarked)
-		close(w->marked[--w->nmarked].fd);
+		free(w->marked[--w->nmarked].path);
 }
 
 int uo_watch_attach(pid_t pid, const struct uo_watch_opts *o)

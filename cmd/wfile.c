@@ -45,6 +45,20 @@
 #endif
 
 #define UO_MS		1000000LL
+/*
+ * Writeback is started only while less than this many windows of the
+ * file are under writeback already.  Submitting more to a disk whose
+ * queue is full blocks until it has room (33 ms seen, on a loop device):
+ * the watcher was stuck with the file open as the writer exited, and the
+ * script's umount right after found the disk busy.  What is not started
+ * now is at the next sample, once the disk took the rest.
+ */
+#define UO_WF_INFLIGHT	4
+/*
+ * For the same reason a sweep drops at most this many windows (freeing
+ * 96 MiB took 9-24 ms on a loaded machine); the rest goes at the next.
+ */
+#define UO_WF_DROP_MAX	4
 /* A sweep at most this often while nothing more comes in (dirty units draining). */
 #define UO_WF_SWEEP_NS	(50 * UO_MS)
 /* A file seen uncached in a listing counts as such this long. */
@@ -53,6 +67,14 @@
 #define UO_WF_LIST_MAX	4096
 /* A closed file's drop waits this long for its writeback at most. */
 #define UO_WF_GIVEUP_NS	(30000 * UO_MS)
+/*
+ * A parked file is opened again this long after it was parked, and as
+ * often after.  A script that unmounts a disk does so within a few
+ * milliseconds of its last close there: by then our first open finds the
+ * disk gone.  Later, an umount (after a sync) meets one of our passes,
+ * which last about 0.1 ms, about once in two thousand.
+ */
+#define UO_WF_PARK_NS	(250 * UO_MS)
 
 struct uo_wf_cs_range {
 	uint64_t off, len;
@@ -100,19 +122,71 @@ void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 {
 	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
 
-	if (t->dry_run)
+	if (t->dry_run || (t->stop && t->stop(t->reopen_ctx)))
 		return;
 	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	if (t->timed)
 		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
 }
 
+/*
+ * Is the disk under fd's filesystem busy writing: half its queue or more
+ * holds writes?  Then writeback we start would wait for room in the queue,
+ * with the file open (UO_WF_INFLIGHT says what that did), and the disk is
+ * at work anyway.  /sys/dev/block/MAJ:MIN/inflight counts what is in
+ * flight, queue/nr_requests (the whole disk's, for a partition) how much
+ * may be.  Filesystems with no such device (btrfs's anonymous devices,
+ * device-mapper) are never taken as busy: the file's own bound applies.
+ */
+static bool uo_wf_disk_busy(int fd)
+{
+	char path[96], buf[64];
+	unsigned long rd, wr, nr = 0;
+	struct stat sb;
+	ssize_t n;
+	int f;
+
+	if (fstat(fd, &sb) != 0 || !major(sb.st_dev))
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/inflight", major(sb.st_dev),
+		 minor(sb.st_dev));
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lu", &rd, &wr) != 2)
+		return false;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests", major(sb.st_dev),
+		 minor(sb.st_dev));
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+			 major(sb.st_dev), minor(sb.st_dev));
+		f = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	if (n > 0) {
+		buf[n] = '\0';
+		nr = strtoul(buf, NULL, 10);
+	}
+	return nr && wr * 2 >= nr;
+}
+
 void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 {
 	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
 
-	if (t->dry_run)
+	if (t->dry_run || t->no_flush || (t->stop && t->stop(t->reopen_ctx)) ||
+	    uo_wf_disk_busy(fd))
 		return;
+	/* A bounded range: UO_WF_INFLIGHT says why; the rest is started later. */
+	if (!len || len > UO_WF_INFLIGHT * t->t->window)
+		len = UO_WF_INFLIGHT * t->t->window;
 	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 	if (t->timed)
 		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
@@ -283,9 +357,9 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 	struct uo_wf_walk k = { .t = t, .f = f };
 	struct uo_wf_run flush = { 0, 0 }, drop = { 0, 0 };
 	uint64_t nlink, newest = 0, guard = 0, i;
-	bool left = false, any_new = false, written = false;
+	bool left = false, any_new = false, written = false, busy_disk;
 	struct uo_wf_cs cs;
-	uint64_t progress = 0;
+	uint64_t progress = 0, inflight = 0, flushing = 0, dropping = 0;
 
 	if (done)
 		*done = 0;
@@ -302,7 +376,9 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 			newest = k.e[i].u;
 		}
 		written |= k.e[i].busy != 0;
+		inflight += k.e[i].busy - k.e[i].dirty;
 	}
+	busy_disk = inflight * t->page >= UO_WF_INFLIGHT * t->t->window;
 	/*
 	 * Written once (a pack written then synced): clean now, but nobody
 	 * reads it back.  Only by the program: dirty pages in a file it only
@@ -333,13 +409,18 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		if (!f->writable && e->u * t->t->align >= f->size0)
 			continue;
 
-		if (e->dirty) {
+		if (e->dirty && !t->no_flush && !busy_disk &&
+		    flushing < UO_WF_INFLIGHT * t->t->window) {
+			flushing += t->t->align;
 			uo_wf_run_add(t, f, &flush, e->u, false);
 			t->flushed += e->dirty * t->page;
 			if (!e->aged)
 				progress++;
 		}
+		if (go && dropping >= UO_WF_DROP_MAX * t->t->window)
+			go = false;
 		if (go) {
+			dropping += t->t->align;
 			uo_wf_run_add(t, f, &drop, e->u, true);
 			if (e->pages > e->busy)
 				t->dropped += (e->pages - e->busy) * t->page;
@@ -370,8 +451,59 @@ static void uo_wf_free_slot(struct uo_wfile *f)
 		close(f->fd);
 	free(f->before);
 	free(f->aged);
+	free(f->fh);
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
+}
+
+/* Its descriptor closed: the file keeps no filesystem busy between two passes. */
+static void uo_wf_park(struct uo_wfile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->parked = true;
+	f->parked_ns = uo_wf_now();
+}
+
+/*
+ * A parked file opened again for one pass, by its handle: false if it
+ * cannot be (its filesystem unmounted, the file gone, a lease on it now).
+ */
+static bool uo_wf_unpark(struct uo_wfiles *t, struct uo_wfile *f)
+{
+	struct stat sb;
+
+	if (f->fd >= 0)
+		return true;
+	if (!f->fh || !t->reopen || uo_wf_leased(t, f->dev, f->ino))
+		return false;
+	f->fd = t->reopen(t->reopen_ctx, f->dev, f->fh);
+	if (f->fd >= 0 && (fstat(f->fd, &sb) != 0 || (uint64_t)sb.st_dev != f->dev ||
+			   (uint64_t)sb.st_ino != f->ino)) {
+		close(f->fd);
+		f->fd = -1;
+	}
+	return f->fd >= 0;
+}
+
+/* Its handle, to open it again once parked; none where it cannot be used. */
+static void uo_wf_handle(struct uo_wfiles *t, struct uo_wfile *f)
+{
+	struct file_handle *fh;
+	int mnt;
+
+	if (!t->reopen)
+		return;
+	fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ);
+	if (!fh)
+		return;
+	fh->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(f->fd, "", fh, &mnt, AT_EMPTY_PATH) != 0) {
+		free(fh);
+		return;
+	}
+	f->fh = fh;
 }
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run)
@@ -390,7 +522,7 @@ void uo_wfiles_free(struct uo_wfiles *t)
 	unsigned i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].fd >= 0)
+		if (t->v[i].used)
 			uo_wf_free_slot(&t->v[i]);
 	free(t->v);
 	free(t->cold);
@@ -424,7 +556,7 @@ static int uo_wf_lookup(struct uo_wfiles *t, const struct stat *sb)
 	unsigned i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].fd >= 0 && t->v[i].ino == (uint64_t)sb->st_ino &&
+		if (t->v[i].used && t->v[i].ino == (uint64_t)sb->st_ino &&
 		    t->v[i].dev == (uint64_t)sb->st_dev)
 			return (int)i;
 	return -1;
@@ -672,6 +804,14 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 			f->writable = true;
 		/* Back before its drop was done: it is the program's again. */
 		f->closing = false;
+		if (f->parked) {
+			f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			f->parked = false;
+			if (f->fd < 0) {
+				uo_wf_free_slot(f);
+				return -1;
+			}
+		}
 		return at;
 	}
 	/*
@@ -681,7 +821,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	 */
 	if (uo_wf_memory_fs(fd) || sb.st_nlink == 0)
 		return -1;
-	for (i = 0; i < t->n && t->v[i].fd >= 0; i++)
+	for (i = 0; i < t->n && t->v[i].used; i++)
 		;
 	if (i == t->n) {
 		if (t->n == t->cap) {
@@ -700,6 +840,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (f->fd < 0)
 		return -1;
+	f->used = true;
 	f->dev = (uint64_t)sb.st_dev;
 	f->ino = (uint64_t)sb.st_ino;
 	f->size0 = (uint64_t)sb.st_size;
@@ -720,6 +861,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	     uo_wf_born_since(t, f->fd))) {
 		f->cold = true;
 		uo_wf_cover(t, f, (uint64_t)sb.st_size);
+		uo_wf_handle(t, f);
 		return (int)i;
 	}
 	f->before = calloc(1, sizeof(uint64_t));
@@ -733,6 +875,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 		uo_wf_visit(&k, 0, f->nbits);
 	}
 	f->before_b = uo_wf_count(f->before, f->nbits, 0, f->nbits) * t->t->align;
+	uo_wf_handle(t, f);
 	return (int)i;
 }
 
@@ -745,7 +888,7 @@ static uint64_t uo_wf_brought(struct uo_wfiles *t, struct uo_wfile *f, struct uo
 
 void uo_wfiles_written(struct uo_wfiles *t, int i)
 {
-	if (i >= 0 && (unsigned)i < t->n && t->v[i].fd >= 0)
+	if (i >= 0 && (unsigned)i < t->n && t->v[i].used)
 		t->v[i].writable = true;
 }
 
@@ -777,15 +920,26 @@ static void uo_wf_last(struct uo_wfiles *t, struct uo_wfile *f)
 	}
 	f->closing = true;
 	f->closed_ns = uo_wf_now();
+	/*
+	 * Nothing is done as it closes where the file can be opened again
+	 * (reopen): the next pass drops it, or, once its filesystem is let
+	 * go of, a parked pass later, when a script's umount right after the
+	 * close is over.  Otherwise now, but what is dirty is written out
+	 * from the next pass on (no_flush).
+	 */
+	if (t->reopen && f->fh)
+		return;
+	t->no_flush = true;
 	if (!uo_wf_sweep(t, f, true, NULL))
 		uo_wf_free_slot(f);
+	t->no_flush = false;
 }
 
 void uo_wfiles_release(struct uo_wfiles *t, int i)
 {
 	struct uo_wfile *f;
 
-	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
+	if (i < 0 || (unsigned)i >= t->n || !t->v[i].used)
 		return;
 	f = &t->v[i];
 	if (f->users)
@@ -798,7 +952,7 @@ void uo_wfiles_closed(struct uo_wfiles *t, int i)
 {
 	struct uo_wfile *f;
 
-	if (i < 0 || (unsigned)i >= t->n || t->v[i].fd < 0)
+	if (i < 0 || (unsigned)i >= t->n || !t->v[i].used)
 		return;
 	f = &t->v[i];
 	f->opened = false;
@@ -815,13 +969,23 @@ void uo_wfiles_work(struct uo_wfiles *t)
 	for (i = 0; i < t->n; i++) {
 		struct uo_wfile *f = &t->v[i];
 		struct uo_wf_cs cs;
-		uint64_t brought, cached, busy, nlink;
+		uint64_t brought, cached, busy, nlink, size;
 
-		if (f->fd < 0)
+		if (!f->used)
 			continue;
 		if (f->closing) {
-			if (!uo_wf_sweep(t, f, true, NULL) || now - f->closed_ns > UO_WF_GIVEUP_NS)
+			bool left;
+
+			if (f->parked && !t->draining && now - f->parked_ns < UO_WF_PARK_NS)
+				continue;
+			/* Parked: what is clean goes, the flusher writes the rest. */
+			t->no_flush = f->parked && !t->draining;
+			left = uo_wf_unpark(t, f) && uo_wf_sweep(t, f, true, NULL);
+			t->no_flush = false;
+			if (!left || now - f->closed_ns > UO_WF_GIVEUP_NS)
 				uo_wf_free_slot(f);
+			else if (f->parked)
+				uo_wf_park(f);
 			continue;
 		}
 		brought = uo_wf_brought(t, f, &cs);
@@ -849,10 +1013,18 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 * gets to it; not an unlinked file's, which nobody will read.
 		 */
 		if (f->stream && f->writable && cs.nr_dirty * t->page >= t->t->window / 2 &&
-		    !t->dry_run &&
-		    (uo_wf_size(f->fd, &nlink), nlink)) {
-			uo_wf_writeback(t, f->fd, 0, 0);
-			t->flushed += cs.nr_dirty * t->page;
+		    cs.nr_writeback * t->page < UO_WF_INFLIGHT * t->t->window && !t->dry_run &&
+		    (size = uo_wf_size(f->fd, &nlink), nlink)) {
+			/*
+			 * The front of the file, where a writer's newest pages
+			 * are; a bounded range (UO_WF_INFLIGHT): dirty pages
+			 * elsewhere are started by the sweeps.
+			 */
+			uint64_t span = UO_WF_INFLIGHT * t->t->window;
+			uint64_t from = size > span ? (size - span) / t->t->align * t->t->align : 0;
+
+			uo_wf_writeback(t, f->fd, from, 0);
+			t->flushed += cs.nr_dirty * t->page < span ? cs.nr_dirty * t->page : span;
 		}
 		/*
 		 * A sweep costs calls per unit cached: one that could do
@@ -887,7 +1059,7 @@ bool uo_wfiles_pending(const struct uo_wfiles *t)
 	unsigned i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].fd >= 0 && t->v[i].closing)
+		if (t->v[i].used && t->v[i].closing)
 			return true;
 	return false;
 }
@@ -897,9 +1069,35 @@ void uo_wfiles_close_all(struct uo_wfiles *t)
 	unsigned i;
 
 	for (i = 0; i < t->n; i++)
-		if (t->v[i].fd >= 0 && !t->v[i].closing) {
+		if (t->v[i].used && !t->v[i].closing) {
 			t->v[i].users = 0;
 			t->v[i].opened = false;
 			uo_wf_last(t, &t->v[i]);
 		}
+}
+
+bool uo_wfiles_in_use(const struct uo_wfiles *t, uint64_t dev)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].used && t->v[i].dev == dev && (t->v[i].users || t->v[i].opened))
+			return true;
+	return false;
+}
+
+void uo_wfiles_let_go(struct uo_wfiles *t, bool (*in_use)(void *ctx, uint64_t dev), void *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++) {
+		struct uo_wfile *f = &t->v[i];
+
+		if (!f->used || f->parked || f->users || f->opened || in_use(ctx, f->dev))
+			continue;
+		if (f->fh && t->reopen)
+			uo_wf_park(f);
+		else
+			uo_wf_free_slot(f);
+	}
 }

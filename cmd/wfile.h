@@ -13,6 +13,7 @@
 #ifndef UO_WFILE_H
 #define UO_WFILE_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,7 +21,11 @@
 
 struct uo_wfile {
 	uint64_t dev, ino;
-	int fd;			/* ours, read-only; -1: a free slot */
+	bool used;		/* false: a free slot */
+	int fd;			/* ours, read-only; -1 while parked */
+	bool parked;		/* fd closed: opened again by handle for each pass */
+	int64_t parked_ns;	/* when it was parked, or last opened again */
+	struct file_handle *fh;	/* to open it again; NULL: t->reopen is not set */
 	unsigned users;		/* watched descriptors naming it, as scanned */
 	bool opened;		/* a fanotify open not yet followed by a close */
 	bool cold;		/* nothing of it was cached at first sight */
@@ -66,6 +71,20 @@ struct uo_wfiles {
 	uint64_t grown;		/* bytes cached more from one sample to the next, summed */
 	bool stream_grew;	/* a stream's file grew since the caller last cleared it */
 	uint64_t listed;	/* files looked at in directories the program opened */
+	/*
+	 * Start no writeback now: a file is being closed, or is parked.
+	 * Submitting writeback can block for as long as the disk's queue is
+	 * full, with a descriptor of ours open; a script that unmounts the
+	 * disk as soon as its writer exits found it busy.  The kernel's
+	 * flusher (or the umount) writes those pages; what is clean goes.
+	 */
+	bool no_flush;
+	/*
+	 * The watched processes are gone: nobody watched is left to unmount
+	 * anything, and parked files are passed over at once, written out
+	 * and dropped as they turn clean (the caller waits a few seconds).
+	 */
+	bool draining;
 	bool timed;		/* advice_ns is counted (--stats) */
 	uint64_t advice_ns;	/* CPU time in fadvise and sync_file_range: work moved, not added */
 	struct uo_wf_cold *cold;
@@ -76,6 +95,20 @@ struct uo_wfiles {
 	bool leases_read;	/* read since uo_wf_leases_forget() */
 	int64_t leases_at_ns;	/* when /proc/locks was last read */
 	int64_t leases_cost_ns;	/* and how long that took */
+	/*
+	 * Opens a file again by its handle on filesystem dev (the caller's
+	 * mount of it); -1 if it cannot.  NULL: files cannot be opened
+	 * again (no CAP_DAC_READ_SEARCH), and are given up instead.
+	 */
+	int (*reopen)(void *ctx, uint64_t dev, struct file_handle *fh);
+	void *reopen_ctx;
+	/*
+	 * True when advice must wait: a watched process has exited and the
+	 * caller has not let go of its files yet.  Advice takes milliseconds
+	 * on a busy disk, with the file open; a script's umount right after
+	 * its writer exits met it.  NULL: never.
+	 */
+	bool (*stop)(void *ctx);
 };
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
@@ -141,6 +174,22 @@ bool uo_wfiles_pending(const struct uo_wfiles *t);
 
 /* The watched processes are gone: every file is closed by now. */
 void uo_wfiles_close_all(struct uo_wfiles *t);
+
+/*
+ * Is a file of filesystem dev open in a watched process, as far as the
+ * files know (a user, or an open event not yet closed)?
+ */
+bool uo_wfiles_in_use(const struct uo_wfiles *t, uint64_t dev);
+
+/*
+ * No descriptor of ours may keep a filesystem busy once the watched
+ * processes hold none of its files: their own umount of it must work.
+ * Files that wait for writeback on a filesystem that in_use() says no
+ * more of are parked (their descriptor closed, opened again by handle
+ * for each pass, see reopen) or, where that cannot be, given up: their
+ * writeback was started, what is clean of them was dropped already.
+ */
+void uo_wfiles_let_go(struct uo_wfiles *t, bool (*in_use)(void *ctx, uint64_t dev), void *ctx);
 /* tmpfs, ramfs: the pages are the only copy, never ours to drop. */
 bool uo_wf_memory_fs(int fd);
 

@@ -14,6 +14,19 @@
  *		id of a local mount the watcher saw unmounted
  *   lease	a file with a lease is never opened by the watcher: its
  *		holder, watched or not (root), is not signalled and keeps it
+ *   umount	(root, losetup, mkfs.ext4) a watched script's own umount of a
+ *		loop-mounted ext4 it read (cat) or wrote (a static writer)
+ *		succeeds, as it does bare: the watcher keeps nothing of a
+ *		filesystem the watched hold no file of (UO_WATCH_UMOUNT_RUNS
+ *		rounds, 5).  Before, 5 of 6 such runs failed ("target is
+ *		busy").  One watched run in five may still fail, printed: the
+ *		watcher holds the file while the program does, and must run
+ *		within the few ms between the program's exit and the umount
+ *		(about 1 run in 15 of the writer on a machine loaded to 4, 0 of
+ *		80 in a loop outside the suite).  A shell that closes a
+ *		descriptor of its own then unmounts, without a process
+ *		exiting, is run and printed, not asserted: the watcher learns
+ *		of that close later (2 runs in 58 failed)
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -349,6 +362,108 @@ START_TEST(test_lease)
 			      uot_status_str(st));
 	}
 	uot_sh("rm -rf %s %s", dir, py);
+}
+END_TEST
+
+/*
+ * The disk test_umount makes, in the build directory; undone by the
+ * script itself, and by main() when a timeout killed it.
+ */
+static const char *umount_dir(void)
+{
+	static char path[PATH_MAX];
+
+	return uot_sfmt(path, sizeof(path), "%s/watch-umount", uot_build_dir());
+}
+
+static void umount_cleanup(void)
+{
+	if (!uot_is_root())
+		return;
+	uot_sh("D=%s; [ -e $D ] || exit 0; umount $D/mnt 2>/dev/null || umount -l $D/mnt 2>/dev/null; "
+	       "for l in $(losetup -n -O NAME -j $D/img 2>/dev/null); do losetup -d $l; done; "
+	       "rm -rf $D $D.results", umount_dir());
+}
+
+/*
+ * A backup script unmounts its disk once it is done with it.  Each round,
+ * bare then watched, on a fresh mount of one loop-mounted ext4: cat reads
+ * a cold file of 128 MiB, a static program writes one, or the shell reads
+ * one through a descriptor it opened itself and closes; then the script's
+ * own umount.  It must succeed under the watcher as it does bare (not
+ * 32, "target is busy": the watcher kept a descriptor of the filesystem),
+ * the descriptor case excepted (a known limit, printed).
+ */
+START_TEST(test_umount)
+{
+	static const char *const how[] = { "read", "write", "fd" };
+	char res[PATH_MAX + 16], line[256];
+	unsigned runs, n = 0, bad = 0, bare_bad = 0, fd_bad = 0;
+	FILE *f;
+	int st;
+
+	if (!uot_is_root() || uot_sh("{ command -v losetup && command -v mkfs.ext4; } >/dev/null") != 0) {
+		printf("watch: umount: skipped: needs root, losetup and mkfs.ext4\n");
+		return;
+	}
+	runs = (unsigned)uot_env_mib("check_watch", "UO_WATCH_UMOUNT_RUNS", 5, 1);
+	umount_cleanup();
+	uot_sfmt(res, sizeof(res), "%s.results", umount_dir());
+	st = uot_sh("D=%s; UO=%s; IO=%s; N=%u; "
+		    "mkdir -p $D/mnt && truncate -s 400M $D/img || exit 90; "
+		    "L=$(losetup -f --show $D/img) || exit 91; "
+		    "trap 'umount $D/mnt 2>/dev/null || umount -l $D/mnt 2>/dev/null; "
+		    "losetup -d $L; rm -rf $D' EXIT; trap 'exit 99' INT TERM HUP; "
+		    "mkfs.ext4 -q -F $L >/dev/null 2>&1 && mount $L $D/mnt || exit 92; "
+		    "head -c 128M /dev/urandom >$D/mnt/big && umount $D/mnt || exit 93; "
+		    "for i in $(seq $N); do for w in bare watched; do for v in read write fd; do "
+		    "  mount $L $D/mnt || exit 94; rm -f $D/mnt/out; "
+		    "  dd if=$D/mnt/big iflag=nocache count=0 status=none; "
+		    "  case $v in "
+		    "  read) c=\"cat $D/mnt/big >/dev/null\";; "
+		    "  write) c=\"$IO write $D/mnt/out 128\";; "
+		    "  fd) c=\"exec 3<$D/mnt/big; cat <&3 >/dev/null; exec 3<&-\";; "
+		    "  esac; "
+		    "  if [ $w = bare ]; then sh -c \"$c; umount $D/mnt\"; "
+		    "  else $UO --watch sh -c \"$c; umount $D/mnt\"; fi; "
+		    "  echo \"$w $v $?\" >>$D.results; umount $D/mnt 2>/dev/null; "
+		    "done; done; done; exit 0",
+		    umount_dir(), uot_useonce(), static_io(), runs);
+	f = fopen(res, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char w[16], v[16];
+		int code;
+
+		if (sscanf(line, "%15s %15s %d", w, v, &code) != 3)
+			continue;
+		n++;
+		if (code != 0) {
+			if (strcmp(w, "watched"))
+				bare_bad++;
+			else if (!strcmp(v, "fd"))
+				fd_bad++;
+			else
+				bad++;
+			printf("watch: umount: %s %s: umount exit %d\n", w, v, code);
+		}
+	}
+	if (f)
+		fclose(f);
+	unlink(res);
+	umount_cleanup();
+	printf("watch: umount: %u runs (bare and watched: %s, %s, %s): bare failed %u, watched %s "
+	       "and %s %u of %u; known limit, not asserted: watched %s failed in %u of %u\n", n,
+	       how[0], how[1], how[2], bare_bad, how[0], how[1], bad, 2 * runs, how[2], fd_bad,
+	       runs);
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the disk could not be made: %s",
+		      uot_status_str(st));
+	ck_assert_msg(n == runs * 6, "%u runs of %u", n, runs * 6);
+	ck_assert_msg(bare_bad == 0, "umount failed bare in %u runs: this test cannot tell",
+		      bare_bad);
+	ck_assert_msg(bad * 5 <= 2 * runs, "under the watcher umount failed in %u of %u runs "
+		      "(one in five is the bound; it was 5 of 6 while the watcher kept the "
+		      "filesystem busy)", bad, 2 * runs);
 }
 END_TEST
 
@@ -788,6 +903,10 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_lease);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("umount");
+	tcase_add_test(tc, test_umount);
+	tcase_set_timeout(tc, 240);
+	suite_add_tcase(s, tc);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tc = tcase_create(cases[i].name);
 		tcase_add_unchecked_fixture(tc, hotset_setup, hotset_teardown);
@@ -810,6 +929,7 @@ int main(void)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	uot_cgroup_remove(&wt.cg);
+	umount_cleanup();
 	uot_scratch_remove();
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
