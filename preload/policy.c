@@ -443,7 +443,7 @@ bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir)
 
 uint64_t uo_behind_budget(const struct uo_tuning *t, uint64_t memory)
 {
-	uint64_t low = 2 * t->window, high = 16 * t->window, b = memory / 8;
+	uint64_t low = 2 * t->window, high = 64 * t->window, b = memory / 4;
 
 	if (!memory || b > high)
 		b = high;

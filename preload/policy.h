@@ -335,9 +335,12 @@ bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir);
 #define UO_BEHIND_STEP		8
 
 /*
- * The bytes of written files that may wait: an eighth of the memory the
- * process may use ('memory', 0: unknown), from two windows up to sixteen.  Waiting bytes are mostly still being written back: what is
- * forgotten is what stays cached.
+ * The bytes of written files that may wait: a quarter of the memory the
+ * process may use ('memory', 0: unknown), from two windows up to 64.
+ * Waiting bytes are mostly still being written back, and nothing waits
+ * for them: a smaller budget does not make them fewer, it only forgets
+ * them, and what is forgotten stays cached.  (An eighth lost the hot set
+ * of a 128 MiB cgroup to tar x when the shared disk was slow.)
  */
 uint64_t uo_behind_budget(const struct uo_tuning *t, uint64_t memory);
 /*

@@ -274,11 +274,11 @@ START_TEST(test_written_files_wait_within_a_budget)
 	uint64_t budget = uo_behind_budget(&t, 256 * MiB), bytes = 0;
 	unsigned n = 0, forgotten = 0, i;
 
-	/* An eighth of a 256 MiB cgroup; two windows at least, sixteen at most. */
-	ck_assert_uint_eq(budget, 32 * MiB);
-	ck_assert_uint_eq(uo_behind_budget(&t, 64 * MiB), 2 * t.window);
-	ck_assert_uint_eq(uo_behind_budget(&t, 64ULL << 30), 16 * t.window);
-	ck_assert_uint_eq(uo_behind_budget(&t, 0), 16 * t.window);
+	/* A quarter of a 256 MiB cgroup; two windows at least, 64 at most. */
+	ck_assert_uint_eq(budget, 64 * MiB);
+	ck_assert_uint_eq(uo_behind_budget(&t, 32 * MiB), 2 * t.window);
+	ck_assert_uint_eq(uo_behind_budget(&t, 64ULL << 30), 64 * t.window);
+	ck_assert_uint_eq(uo_behind_budget(&t, 0), 64 * t.window);
 	/* Nothing waits: anything joins, however big. */
 	ck_assert(!uo_behind_full(0, 0, UINT64_MAX, budget));
 	/* Small files: the count bounds them. */
@@ -294,11 +294,11 @@ START_TEST(test_written_files_wait_within_a_budget)
 	}
 	ck_assert_uint_eq(n, UO_BEHIND_FILES);
 	ck_assert_uint_eq(forgotten, 2 * UO_BEHIND_FILES);
-	/* Big ones: the bytes.  Three of 10 MiB fit in 32 MiB, a fourth does not. */
-	ck_assert(!uo_behind_full(2, 20 * MiB, 10 * MiB, budget));
-	ck_assert(uo_behind_full(3, 30 * MiB, 10 * MiB, budget));
+	/* Big ones: the bytes.  Six of 10 MiB fit in 64 MiB, a seventh does not. */
+	ck_assert(!uo_behind_full(5, 50 * MiB, 10 * MiB, budget));
+	ck_assert(uo_behind_full(6, 60 * MiB, 10 * MiB, budget));
 	/* One bigger than the budget waits alone. */
-	ck_assert(uo_behind_full(1, MiB, 40 * MiB, budget));
+	ck_assert(uo_behind_full(1, MiB, 70 * MiB, budget));
 	/* Sums never wrap. */
 	ck_assert(uo_behind_full(1, UINT64_MAX, 5, budget));
 	ck_assert(uo_behind_full(1, 5, UINT64_MAX, budget));
