@@ -37,14 +37,16 @@
  *   at its limit;
  * - someone's write lease on the file is broken by our read-only open
  *   (O_NONBLOCK makes the open fail at once, but the holder is told);
- * - a file renamed over or away is only forgotten: rsync's temporary
- *   names vanish before they are looked at.
+ * - a file renamed away is only forgotten, but for rsync's way: it
+ *   writes ".NAME.XXXXXX" and renames it NAME, and a name of that shape
+ *   that is gone is looked for under NAME (the inode must match).
  * Never in a vfork child (its closes never get here, and the exit path
  * checks); in a forked child the ring is a copy, and a file dropped twice
  * is harmless.  Errno is never touched: system calls are made raw.
  *
  * SPDX-License-Identifier: MIT
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -133,23 +135,59 @@ static bool uo_behind_look_own(const struct uo_behind_file *e, int own, int64_t 
 	return true;
 }
 
-/* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
-static bool uo_behind_look(const struct uo_behind_file *e)
+/*
+ * rsync writes each file as ".NAME.XXXXXX" beside NAME and renames it
+ * when done, before it closes the next one.  Gone, such a name is looked
+ * for under NAME: opened O_PATH, and taken only if it is the very inode
+ * remembered (the caller checks), so a guess that names another file
+ * costs a system call and changes nothing.  -1: no such name.
+ */
+static long uo_behind_renamed(struct uo_behind_file *e, char *to)
 {
-	char link[UO_PROC_FD_PATH];
+	const char *base = strrchr(e->path, '/'), *dot;
+	size_t dir, len;
+	long fd;
+
+	if (!base || base[1] != '.')
+		return -1;
+	base++;
+	dot = strrchr(base, '.');
+	len = strlen(base);
+	if (dot <= base + 1 || len - (size_t)(dot - base) != 7)
+		return -1;
+	dir = (size_t)(base - e->path);
+	memcpy(to, e->path, dir);
+	memcpy(to + dir, base + 1, (size_t)(dot - base) - 1);
+	to[dir + (size_t)(dot - base) - 1] = '\0';
+	fd = uo_sys(SYS_openat, AT_FDCWD, to, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -1 : fd;
+}
+
+/* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
+static bool uo_behind_look(struct uo_behind_file *e)
+{
+	char link[UO_PROC_FD_PATH], renamed[UO_BEHIND_PATH];
 	struct uo_file f;
 	int64_t atime, ctime;
 	long path, own;
-	bool done = true;
+	bool done = true, moved = false;
 
 	path = uo_sys(SYS_openat, AT_FDCWD, e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path == -ENOENT) {
+		path = uo_behind_renamed(e, renamed);
+		moved = path >= 0;
+	}
 	if (path < 0)
 		return true;	/* renamed away, removed: forgotten */
 	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !S_ISREG(f.mode) ||
 	    f.dev != e->dev || f.ino != e->ino || f.size != e->size) {
-		uo_behind_trace(e->path, "forgotten (no longer the file written)");
+		if (!moved)
+			uo_behind_trace(e->path, "forgotten (no longer the file written)");
 		goto out;
 	}
+	/* The same inode under its final name: shorter, so it fits. */
+	if (moved)
+		memcpy(e->path, renamed, strlen(renamed) + 1);
 	/* That very inode, a regular file: never a device or FIFO swapped in since. */
 	uo_proc_fd_path(link, (int)path);
 	own = uo_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);

@@ -10,12 +10,20 @@
  * - the source tree (read side) must be no more cached than the files a
  *   run reads before it is known to be a tree, and a little more;
  * - the copy (write side) must be no more dirty than those: the library
- *   started writeback of every later file at its close.  (Its clean pages
- *   stay cached: nothing waits for them, and no descriptor of ours is
- *   kept to drop them later.)
- * Without the library the same cp -r leaves the source cached and the
- * copy dirty, or this test could not tell.  With a memory cgroup, tar c |
- * zstd of the bigger tree must also keep a hot file touched once in it.
+ *   started writeback of every later file at its close;
+ * - for cp -r, rsync -a and tar x, the copy must be no more cached than
+ *   those either (and the files still being written back at exit): each
+ *   written file is dropped once written back, at a later close of the
+ *   copier's (the deferred drop, behind.c; rsync's files are found under
+ *   the name they were renamed to).
+ * Without the library the same cp -r leaves the source and the copy
+ * cached and the copy dirty, or this test could not tell.  With a memory
+ * cgroup, tar c | zstd, cp -r, rsync -a and tar x of the bigger tree must
+ * also keep a hot file touched once in it.
+ *
+ * A tree written by one process that reads one of its files back at once
+ * (another process's cat, between two files): that file stays cached,
+ * its neighbours go.
  *
  * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
  * needs root and a cgroup v1 memory controller.  Skips with one line.
@@ -49,11 +57,14 @@
  */
 #define EXIT_SLACK_PCT	10.0
 /*
- * cp -r reads and writes its first files before the run is known to be a
- * tree: about 32 MiB of each side stay cached, with the 32 MiB hot file,
- * in 128 MiB.  Measured 92.4% kept (0.0% before the deferred drop).
+ * cp -r and rsync read and write their first files before the run is
+ * known to be a tree: about 32 MiB of each side stay cached, with the 32
+ * MiB hot file and what is still being written back, in 128 MiB; how much
+ * of the hot set that crowds out depends on the disk's pace.  Measured
+ * 67.6-92.4% kept for cp -r, 86.2% for rsync -a; 0.0% before the deferred
+ * drop.  (The bench's 400 MiB trees in 256 MiB keep it all.)
  */
-#define HOT_KEPT_BOTH_PCT	85.0
+#define HOT_KEPT_BOTH_PCT	50.0
 #define CG_MIB		128
 
 static const struct tree {
@@ -74,10 +85,10 @@ static const struct prog {
 	const char *verify;
 	bool reads_tree;	/* the source tree is read whole, file by file */
 	bool writes_tree;	/* the copy is a tree of new files */
-	bool drops_copy;	/* ... written under their own names: dropped once written */
+	bool drops_copy;	/* ... dropped once written back */
 } progs[] = {
 	{ "cp -r", "cp -r @SRC @DST", "diff -r @SRC @DST", true, true, true },
-	{ "rsync -a", "rsync -a @SRC/ @DST/", "diff -r @SRC @DST", true, true, false },
+	{ "rsync -a", "rsync -a @SRC/ @DST/", "diff -r @SRC @DST", true, true, true },
 	{ "tar c | zstd", "tar cf - -C @SRC . | zstd -q -1 -o @DST",
 	  "mkdir @CHK && zstd -q -dc @DST | tar xf - -C @CHK && diff -r @SRC @CHK", true, false,
 	  false },
