@@ -52,10 +52,13 @@
 #define HOT_KEPT_PCT	95.0
 /*
  * The copy may hold more: the files whose writeback was still going on
- * when the copier exited stay cached (nothing waits for them).  Measured
- * 0.5-4.5% of the 200 x 128 KiB tree for tar x; 100% without the drop.
+ * when the copier exited stay cached (nothing waits for them), as much as
+ * the disk lags behind the copier.  Measured up to 3.5 MiB of the 200 x
+ * 128 KiB tree after tar x (30.0% cached in all, in a full make check on
+ * a shared machine), and 14 MiB of the other tree; 86.5-100% of either
+ * stayed cached without the drop.
  */
-#define EXIT_SLACK_PCT	10.0
+#define EXIT_SLACK	(16 * UOT_MIB)
 /*
  * cp -r and rsync read and write their first files before the run is
  * known to be a tree: about 32 MiB of each side stay cached, with the 32
@@ -217,6 +220,7 @@ START_TEST(test_copy_guarded)
 	bool hot_case = ((p->reads_tree && !p->writes_tree) || p->drops_copy) &&
 			tree_bytes(&trees[tree]) > CG_MIB * UOT_MIB / 2;
 	double src, dst, src_dirty, dst_dirty, hot = -1, bound = early_pct(&trees[tree]);
+	double exit_slack = 100.0 * (double)EXIT_SLACK / (double)tree_bytes(&trees[tree]);
 
 	snprintf(what, sizeof(what), "%s, %s", p->name, trees[tree].name);
 	if (uot_skipped(what))
@@ -250,8 +254,8 @@ START_TEST(test_copy_guarded)
 		ck_assert_msg(dst_dirty <= bound, "%s: %.1f%% of the copy was still dirty "
 			      "(bound %.1f%%)", what, dst_dirty, bound);
 	if (p->drops_copy)
-		ck_assert_msg(dst <= bound + EXIT_SLACK_PCT, "%s: %.1f%% of the copy stayed cached "
-			      "(bound %.1f%%)", what, dst, bound + EXIT_SLACK_PCT);
+		ck_assert_msg(dst <= bound + exit_slack, "%s: %.1f%% of the copy stayed cached "
+			      "(bound %.1f%%)", what, dst, bound + exit_slack);
 	if (c.cg)
 		ck_assert_msg(hot >= (p->reads_tree && p->writes_tree ? HOT_KEPT_BOTH_PCT : HOT_KEPT_PCT),
 			      "%s: hot set %.1f%% resident after", what, hot);
