@@ -25,10 +25,10 @@ else
 Q = @
 endif
 
-# The library's layers, top down: hooks (and copy) -> guard -> tree,
+# The library's layers, top down: hooks (and copy) -> guard -> tree (and behind),
 # classify, record, advise, fdtab, policy -> sys, and vfork -> fdtab; config
 # fills one struct that the others read; stats and trace are leaves.
-LIB_SRCS = preload/hooks.c preload/copy.c preload/guard.c preload/tree.c \
+LIB_SRCS = preload/hooks.c preload/copy.c preload/guard.c preload/tree.c preload/behind.c \
            preload/classify.c preload/record.c preload/advise.c preload/fdtab.c \
            preload/policy.c preload/config.c preload/conffile.c preload/stats.c \
            preload/trace.c preload/userdir.c preload/vfork.c preload/sys.c

@@ -320,7 +320,7 @@ static void uo_say_writeback_failed(int fd, int err)
  * program takes in another thread between this and our close is still
  * lost: the window is two system calls wide.)
  */
-static bool uo_file_locked(int fd)
+bool uo_file_locked(int fd)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
@@ -535,8 +535,9 @@ void uo_drop_tree_file(int fd, uint64_t size)
  * may be the only good copy, and telling which failed takes a description
  * of our own (uo_writeback_failed), which a tree's every file must not
  * cost (and the pages clean at close were 0-2% of a copied tree, measured
- * on cp -r, rsync -a and tar x).  Clean soon, they are the kernel's to
- * reclaim; what this bounds is the dirty footprint.
+ * on cp -r, rsync -a and tar x).  What this bounds is the dirty footprint;
+ * the drop comes later, once the file is clean, from behind.c, through
+ * uo_drop_written_tree_file below.
  */
 void uo_flush_tree_file(int fd, uint64_t size)
 {
@@ -550,4 +551,34 @@ void uo_flush_tree_file(int fd, uint64_t size)
 		UO_STAT_ADD(writeback, size);
 	uo_trace_advice(fd, dry ? "dry run: would flush" : "flush (a new file of the tree)",
 			all, err, 0);
+}
+
+/*
+ * A written file of a tree, seen clean after the program closed it, on a
+ * description of the library's own (behind.c): was its writeback a
+ * success?  Asked as uo_writeback_failed does, on that description, never
+ * on one of the program's; the file is clean, so nothing is waited for.
+ * On a failure its pages are kept (the only good copy) and the user told
+ * once.  Otherwise it is dropped whole.  True if it was.
+ */
+bool uo_drop_written_tree_file(int own, uint64_t size)
+{
+	struct uo_range all = { 0, UO_EOF };
+	int err = uo_sync_file_range(own, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE);
+
+	if (err) {
+		uo_say_writeback_failed(own, -err);
+		UO_STAT_ADD(advice_errors, 1);
+		uo_trace_advice(-1, "kept a written file (writeback failed: the only good copy)", all, 0, 0);
+		return false;
+	}
+	err = -uo_fadvise_dontneed(own, 0, 0);
+	if (err) {
+		UO_STAT_ADD(advice_errors, 1);
+	} else {
+		UO_STAT_ADD(tree_files, 1);
+		UO_STAT_ADD(dropped, size);
+	}
+	uo_trace_advice(-1, "drop (a new file of the tree, written back)", all, err, 0);
+	return !err;
 }

@@ -7,6 +7,7 @@
 #ifndef UO_ADVISE_H
 #define UO_ADVISE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "policy.h"
@@ -34,5 +35,12 @@ bool uo_fits_in_memory(uint64_t size);
 void uo_drop_tree_file(int fd, uint64_t size);
 /* A new file of a tree written whole: start its writeback; never waits, drops nothing. */
 void uo_flush_tree_file(int fd, uint64_t size);
+/*
+ * Later, on a description of our own ('own', not the program's), the file
+ * clean: dropped whole unless its writeback failed.  True if dropped.
+ */
+bool uo_drop_written_tree_file(int own, uint64_t size);
+/* Does anyone (this process too) hold a record lock on fd's file?  True when unknown. */
+bool uo_file_locked(int fd);
 
 #endif /* UO_ADVISE_H */

@@ -37,6 +37,39 @@ static bool uo_memory_fs(unsigned long type)
 	}
 }
 
+/*
+ * Filesystems on a local disk, where a clean page is a copy of what is on
+ * the disk and POSIX_FADV_DONTNEED drops it.  A list of those known, not
+ * of those to avoid: overlay, FUSE, NFS, CIFS and the like (the watcher's
+ * uo_wfs_remote) answer an open with work of their own (a daemon, a
+ * server, a copy up), and anything unknown is left alone.
+ */
+static bool uo_disk_fs(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53:		/* ext2, ext3, ext4 */
+	case 0x58465342:	/* xfs */
+	case 0x9123683E:	/* btrfs */
+	case 0xF2F52010:	/* f2fs */
+	case 0xCA451A4E:	/* bcachefs */
+	case 0x3153464A:	/* jfs */
+	case 0x3434:		/* nilfs2 */
+	case 0x2011BAB0:	/* exfat */
+	case 0x4D44:		/* vfat, msdos */
+	case 0x7366746E:	/* ntfs3 */
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool uo_on_local_disk(int fd)
+{
+	struct statfs sfs;
+
+	return uo_sys(SYS_fstatfs, fd, &sfs) == 0 && uo_disk_fs((unsigned long)sfs.f_type);
+}
+
 const char *uo_classify(int fd, struct uo_file *f)
 {
 	struct uo_file st;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "advise.h"
+#include "behind.h"
 #include "classify.h"
 #include "config.h"
 #include "fdtab.h"
@@ -81,6 +82,8 @@ static void uo_print_stats(void)
  */
 __attribute__((destructor)) static void uo_guard_exit(void)
 {
+	/* Written files of a tree already clean go now (behind.c); nothing is waited for. */
+	uo_behind_exit();
 	uo_print_stats();
 }
 

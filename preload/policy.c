@@ -441,31 +441,20 @@ bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir)
 	return dir <= UO_WRITE && tr->run[dir].on && !tr->run[dir].kept;
 }
 
-uint64_t uo_tree_budget(const struct uo_tuning *t)
+uint64_t uo_behind_budget(const struct uo_tuning *t, uint64_t memory)
 {
-	return t->window;
+	uint64_t low = 2 * t->window, high = 64 * t->window, b = memory / 4;
+
+	if (!memory || b > high)
+		b = high;
+	return b < low ? low : b;
 }
 
-unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget)
+bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget)
 {
-	uint64_t kept;
-	unsigned keep;
-
 	if (!n)
-		return 0;
-	/*
-	 * The file just closed always waits: its writeback has only begun,
-	 * and waiting for it here would make the program wait for every file
-	 * it writes.  The older files that fit stay with it; the rest are due.
-	 */
-	kept = bytes[n - 1];
-	keep = 1;
-	while (keep < n && keep < UO_TREE_PENDING - 1 && kept <= budget &&
-	       bytes[n - 1 - keep] <= budget - kept) {
-		kept += bytes[n - 1 - keep];
-		keep++;
-	}
-	return n - keep;
+		return false;
+	return n >= UO_BEHIND_FILES || bytes > budget || size > budget - bytes;
 }
 
 static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)

@@ -249,21 +249,20 @@ static inline bool uo_range_empty(struct uo_range r)
  * other, is streaming, whatever each file's size, reading or writing: a
  * tree.  (The rule for both directions, unit-tested in check_tree_rule;
  * the library's plumbing is tree.c, which applies it at the program's own
- * close and opens no descriptor of its own.)  The rule is kept per direction.  A run of whole files becomes a
+ * close, and behind.c, which drops written files later.)  The rule is kept per direction.  A run of whole files becomes a
  * tree after UO_TREE_STEPS files once it holds a stream's threshold of
  * bytes, or after UO_TREE_FILES files whatever their size; a pause longer
  * than UO_TREE_GAP_MS ends it.  In a tree, a file read whole is dropped
  * at close if it was cold when opened; a file written whole that this
  * descriptor created or truncated gets its writeback started at close and
- * is dropped once written (write-behind), at most UO_TREE_PENDING files or
- * a budget of bytes waiting.  Files of a tree past a window are streams
+ * is dropped once written (write-behind, below), at most UO_BEHIND_FILES
+ * files or a budget of bytes waiting.  Files of a tree past a window are streams
  * (the threshold falls to a window), so no file size from UO_TREE_MIN up
  * is left to nobody.  Processes that each move one file (find -exec cp)
  * share their run through the per-user record, per parent process.
  */
 #define UO_TREE_STEPS		4	/* files, at least, before bytes make a tree */
 #define UO_TREE_ID_FILES	4	/* the run's first files name the tree in the record */
-#define UO_TREE_PENDING		16	/* written files at most waiting for their drop */
 
 /* What a descriptor's file was when opened, as far as the tree rule cares. */
 enum uo_opened {
@@ -322,19 +321,44 @@ uint64_t uo_tree_threshold(const struct uo_trees *tr, const struct uo_tuning *t,
 bool uo_tree_wants_open_probe(const struct uo_trees *tr, unsigned dir);
 
 /*
- * Write-behind: written files wait, oldest first, for their writeback to
- * finish before they are dropped.  Given the waiting files' bytes, oldest
- * first, the one just closed last: how many of the oldest must be waited
- * for and dropped now, so that at most 'budget' bytes besides the newest
- * and UO_TREE_PENDING - 1 files still wait.  The newest always waits.
+ * Deferred drop (write-behind): a file written whole in a tree has its
+ * writeback started at close, and is remembered, oldest first, by path
+ * and identity in a small ring; at later closes of the tree's files the
+ * ring's oldest are looked at again, through descriptors of the
+ * library's own opened after the program's close, and dropped once clean
+ * (tree.c, behind.c).  At most UO_BEHIND_FILES wait, and what waits
+ * besides the newest stays within a budget of bytes: past either, the
+ * oldest is forgotten without a drop (its pages left to the kernel).
  */
-unsigned uo_tree_pending_due(const uint64_t *bytes, unsigned n, uint64_t budget);
+#define UO_BEHIND_FILES		128
+/* Files looked at again per close (the first still in flight stops the look). */
+#define UO_BEHIND_STEP		8
+
 /*
- * The bytes of written files that may wait: a window.  Measured (cp -r of
- * 154 MiB of 128 KiB..40 MiB files, 96 MiB cgroup, 42 MiB hot set): with
- * three windows waiting the hot set kept 25-68%, with one 100%.
+ * The bytes of written files that may wait: a quarter of the memory the
+ * process may use ('memory', 0: unknown), from two windows up to 64.
+ * Waiting bytes are mostly still being written back, and nothing waits
+ * for them: a smaller budget does not make them fewer, it only forgets
+ * them, and what is forgotten stays cached.  (An eighth lost the hot set
+ * of a 128 MiB cgroup to tar x when the shared disk was slow.)
  */
-uint64_t uo_tree_budget(const struct uo_tuning *t);
+uint64_t uo_behind_budget(const struct uo_tuning *t, uint64_t memory);
+/*
+ * n files of 'bytes' in all wait; one more of 'size' is closed: must the
+ * oldest be forgotten first?  The newest always joins (n == 0: never).
+ */
+bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget);
+/*
+ * Was the file read since it was last changed?  relatime (the default)
+ * and strictatime move the access time past the change time at a read
+ * after a change; tar x, cp -p and rsync set times with utimensat, which
+ * sets the change time too (equal times, as a file made and closed in
+ * one clock tick has, are no read).  Under noatime it never is.
+ */
+static inline bool uo_behind_read_since(int64_t atime_ns, int64_t ctime_ns)
+{
+	return atime_ns > ctime_ns;
+}
 
 /*
  * A run shared through the per-user record by the processes of one parent

@@ -22,7 +22,7 @@ struct uo_stats {
 	_Atomic uint64_t writeback;	/* bytes whose writeback was started early */
 	_Atomic uint64_t fallbacks;	/* streams whose cache could not be probed (blind, old kernel) */
 	_Atomic uint64_t advice_errors;	/* fadvise / sync_file_range failures */
-	_Atomic uint64_t tree_files;	/* small files of a tree dropped whole at close */
+	_Atomic uint64_t tree_files;	/* files of a tree dropped whole (at close, or once written) */
 	int32_t pid;		/* who mapped them; 0 in a forked child (wiped) */
 };
 

@@ -51,6 +51,26 @@ int uo_fstat(int fd, struct uo_file *f)
 	return 0;
 }
 
+int uo_fstat_times(int fd, struct uo_file *f, int64_t *atime_ns, int64_t *ctime_ns)
+{
+	struct statx stx;
+	long err = uo_sys(SYS_statx, fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_UID |
+			  STATX_ATIME | STATX_CTIME, &stx);
+
+	if (err)
+		return (int)err;
+	f->dev = (uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
+	f->ino = stx.stx_ino;
+	f->mode = stx.stx_mode;
+	f->uid = stx.stx_uid;
+	f->size = stx.stx_size;
+	f->mtime_ns = (uint64_t)stx.stx_mtime.tv_sec * 1000000000ULL + stx.stx_mtime.tv_nsec;
+	*atime_ns = stx.stx_atime.tv_sec * 1000000000LL + stx.stx_atime.tv_nsec;
+	*ctime_ns = stx.stx_ctime.tv_sec * 1000000000LL + stx.stx_ctime.tv_nsec;
+	return 0;
+}
+
 #if defined(__x86_64__) || defined(__aarch64__)
 /* 64-bit arguments in single registers, in the generic order. */
 int64_t uo_cursor(int fd)

@@ -13,6 +13,7 @@
 #ifndef UO_SYS_H
 #define UO_SYS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,8 +84,36 @@ static inline int32_t uo_getpid(void)
 	return (int32_t)uo_sys(SYS_getpid);
 }
 
+/*
+ * A lock that is never waited for, safe in a signal handler and after
+ * fork: 'owner' holds 0 or the pid of the process updating what it
+ * guards.  A pid, not a flag: a process forked while one of its parent's
+ * threads held it finds the parent's pid there, which no thread of its
+ * own will ever clear, and takes it over.  False when busy in this
+ * process (another thread, or the code a signal interrupted).
+ */
+static inline bool uo_try_own(_Atomic int32_t *owner)
+{
+	int32_t self = uo_getpid(), seen = 0;
+
+	if (atomic_compare_exchange_strong_explicit(owner, &seen, self, memory_order_acquire,
+						    memory_order_relaxed))
+		return true;
+	if (seen == self)
+		return false;
+	return atomic_compare_exchange_strong_explicit(owner, &seen, self, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static inline void uo_release(_Atomic int32_t *owner)
+{
+	atomic_store_explicit(owner, 0, memory_order_release);
+}
+
 /* 0, or -errno. */
 int uo_fstat(int fd, struct uo_file *f);
+/* The same, with the access and change times (ns since the epoch); fd may be O_PATH. */
+int uo_fstat_times(int fd, struct uo_file *f, int64_t *atime_ns, int64_t *ctime_ns);
 /* The file position, or -errno (a pipe: -ESPIPE). */
 int64_t uo_cursor(int fd);
 /* 0 or -errno.  Never called with a WAIT flag on a program's descriptor. */

@@ -9,13 +9,20 @@
  * - a file the program created or truncated and wrote whole has its
  *   writeback started at that close, again on the program's descriptor,
  *   without waiting and without dropping anything (advise.c says why);
+ *   it is remembered by path, and dropped at a later close once written
+ *   back (behind.c, the deferred drop);
  * - a file opened inside a tree becomes a stream after a window instead of
  *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
  *   up is left to nobody.
- * The library opens no descriptor of its own here: one of ours, closed,
- * would release the program's POSIX locks on the file, count against its
- * RLIMIT_NOFILE, clash with its dup2 and keep unlinked files' space (what
- * took an earlier write-behind queue out again).
+ * Up to the program's close the library opens no descriptor of its own
+ * here: one of ours, closed while the program's is open, would release the
+ * program's POSIX locks on the file, and one kept would count against its
+ * RLIMIT_NOFILE, clash with its dup2, keep unlinked files' space and keep
+ * a filesystem busy (what took an earlier write-behind queue out again).
+ * The deferred drop opens two, after the program closed the file, and
+ * closes them before returning: behind.c says why that is different, and
+ * what risks remain (watchers see the open, a dup2 racing in another
+ * thread, a lease broken).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,6 +31,7 @@
 #include <time.h>
 
 #include "advise.h"
+#include "behind.h"
 #include "classify.h"
 #include "config.h"
 #include "policy.h"
@@ -33,33 +41,9 @@
 #include "tree.h"
 
 static struct uo_trees uo_trees;
-/*
- * Who is updating uo_trees: 0 or a process id.  A pid, not a flag: a
- * process forked while one of its parent's threads held it finds the
- * parent's pid there, which no thread of its own will ever clear, and
- * takes it over.  Never waited for: a busy rule skips one file.
- */
+/* Who is updating uo_trees (sys.h, uo_try_own): never waited for, a busy rule skips one file. */
 static _Atomic int32_t uo_tree_owner;
 _Atomic unsigned uo_tree_on;
-
-static bool uo_tree_lock(void)
-{
-	int32_t self = uo_getpid(), seen = 0;
-
-	if (atomic_compare_exchange_strong_explicit(&uo_tree_owner, &seen, self,
-						    memory_order_acquire, memory_order_relaxed))
-		return true;
-	/* Busy in this process (another thread, or the code a signal interrupted). */
-	if (seen == self)
-		return false;
-	return atomic_compare_exchange_strong_explicit(&uo_tree_owner, &seen, self,
-						       memory_order_acquire, memory_order_relaxed);
-}
-
-static void uo_tree_unlock(void)
-{
-	atomic_store_explicit(&uo_tree_owner, 0, memory_order_release);
-}
 
 /* The descriptor is new, whatever its slot remembers. */
 void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh)
@@ -155,7 +139,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	tf.size = f.size;
 	tf.opened = s->opened;
 	tf.streamed = streamed;
-	if (!uo_tree_lock())
+	if (!uo_try_own(&uo_tree_owner))
 		return;
 	adv = uo_tree_file_closed(&uo_trees, &uo_config.tuning, &tf);
 	on = uo_trees.run[tf.dir].on;
@@ -166,12 +150,14 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		else
 			atomic_fetch_and_explicit(&uo_tree_on, ~(1u << tf.dir), memory_order_relaxed);
 	}
-	uo_tree_unlock();
+	uo_release(&uo_tree_owner);
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
 	/* A stream's pages were advised as it moved and at its close. */
-	if (adv.verdict == UO_TREE_LEAVE || streamed)
+	if (adv.verdict == UO_TREE_LEAVE || streamed) {
+		uo_behind_tick();
 		return;
+	}
 	why = uo_path_rule(fd);
 	if (why) {
 		uo_trace(fd, "tree file left alone", why);
@@ -185,8 +171,10 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 			return;
 		}
 		uo_drop_tree_file(fd, f.size);
+		uo_behind_tick();
 	} else if (adv.verdict == UO_TREE_BEHIND) {
-		/* The rule's write-behind, without the drop once written: see advise.c. */
+		/* The rule's write-behind: started now, the drop once written is behind.c's. */
 		uo_flush_tree_file(fd, f.size);
+		uo_behind_closing(fd, &f);
 	}
 }

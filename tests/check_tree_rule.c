@@ -1,7 +1,8 @@
 /*
  * The tree rule (issue 12), from event sequences: which runs of whole
  * files are trees, read side and write side, whatever the files' sizes;
- * what is kept; how many written files may wait for their writeback; and
+ * what is kept; how many written files may wait for their drop, and when
+ * one was read since it was written; and
  * the run shared by the short processes of one parent through the record.
  *
  * SPDX-License-Identifier: MIT
@@ -267,37 +268,56 @@ START_TEST(test_tree_id_is_the_first_files)
 }
 END_TEST
 
+/* The deferred drop's ring: the newest always joins; files and bytes bound the rest. */
 START_TEST(test_written_files_wait_within_a_budget)
 {
-	uint64_t budget = uo_tree_budget(&t), q[UO_TREE_PENDING + 4];
-	unsigned i;
+	uint64_t budget = uo_behind_budget(&t, 256 * MiB), bytes = 0;
+	unsigned n = 0, forgotten = 0, i;
 
-	ck_assert_uint_ge(budget, t.window);
-	ck_assert_uint_le(budget + 3 * t.window, 64 * MiB);
-	ck_assert_uint_eq(uo_tree_pending_due(q, 0, budget), 0);
+	/* A quarter of a 256 MiB cgroup; two windows at least, 64 at most. */
+	ck_assert_uint_eq(budget, 64 * MiB);
+	ck_assert_uint_eq(uo_behind_budget(&t, 32 * MiB), 2 * t.window);
+	ck_assert_uint_eq(uo_behind_budget(&t, 64ULL << 30), 64 * t.window);
+	ck_assert_uint_eq(uo_behind_budget(&t, 0), 64 * t.window);
+	/* Nothing waits: anything joins, however big. */
+	ck_assert(!uo_behind_full(0, 0, UINT64_MAX, budget));
 	/* Small files: the count bounds them. */
-	for (i = 0; i < UO_TREE_PENDING + 4; i++)
-		q[i] = 128 * KiB;
-	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING - 1, budget), 0);
-	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING, budget), 1);
-	ck_assert_uint_eq(uo_tree_pending_due(q, UO_TREE_PENDING + 4, budget), 5);
-	/* Big ones: the bytes. */
-	for (i = 0; i < 4; i++)
-		q[i] = 3 * MiB;
-	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 0);
-	ck_assert_uint_eq(uo_tree_pending_due(q, 4, budget), 4 - budget / (3 * MiB));
-	/* The file just closed always waits, however big; the one before goes. */
-	q[0] = 10 * MiB;
-	q[1] = 10 * MiB;
-	ck_assert_uint_eq(uo_tree_pending_due(q, 1, budget), 0);
-	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
+	for (i = 0; i < 3 * UO_BEHIND_FILES; i++) {
+		while (uo_behind_full(n, bytes, 64 * KiB, budget)) {
+			n--;
+			bytes -= 64 * KiB;
+			forgotten++;
+		}
+		n++;
+		bytes += 64 * KiB;
+		ck_assert_uint_le(n, UO_BEHIND_FILES);
+	}
+	ck_assert_uint_eq(n, UO_BEHIND_FILES);
+	ck_assert_uint_eq(forgotten, 2 * UO_BEHIND_FILES);
+	/* Big ones: the bytes.  Six of 10 MiB fit in 64 MiB, a seventh does not. */
+	ck_assert(!uo_behind_full(5, 50 * MiB, 10 * MiB, budget));
+	ck_assert(uo_behind_full(6, 60 * MiB, 10 * MiB, budget));
+	/* One bigger than the budget waits alone. */
+	ck_assert(uo_behind_full(1, MiB, 70 * MiB, budget));
 	/* Sums never wrap. */
-	q[0] = 5;
-	q[1] = UINT64_MAX;
-	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
-	q[0] = UINT64_MAX;
-	q[1] = 5;
-	ck_assert_uint_eq(uo_tree_pending_due(q, 2, budget), 1);
+	ck_assert(uo_behind_full(1, UINT64_MAX, 5, budget));
+	ck_assert(uo_behind_full(1, 5, UINT64_MAX, budget));
+}
+END_TEST
+
+/*
+ * Read since it was written?  relatime moves the access time past the
+ * change time at a read; tar x and cp -p set both times at once (equal);
+ * a file made and written in one tick has them equal too.
+ */
+START_TEST(test_written_file_read_since)
+{
+	ck_assert(uo_behind_read_since(2000000001, 2000000000));
+	ck_assert(!uo_behind_read_since(2000000000, 2000000000));
+	ck_assert(!uo_behind_read_since(1999999999, 2000000000));
+	/* Times before 1970 (a file's times are the program's to set). */
+	ck_assert(uo_behind_read_since(-5, -10));
+	ck_assert(!uo_behind_read_since(-10, 0));
 }
 END_TEST
 
@@ -403,6 +423,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_tree_that_came_back_is_left);
 	tcase_add_test(act, test_tree_id_is_the_first_files);
 	tcase_add_test(act, test_written_files_wait_within_a_budget);
+	tcase_add_test(act, test_written_file_read_since);
 	suite_add_tcase(s, act);
 
 	tcase_add_checked_fixture(share, setup, NULL);

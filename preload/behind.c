@@ -1,0 +1,281 @@
+/*
+ * Tree mode's deferred drop: the written side of a tree.  A file a tree
+ * copier created or truncated and wrote whole (cp -r, tar x, rsync's
+ * receiver) has its writeback started at the program's close (tree.c);
+ * nothing waits for it there, so its pages are still dirty.  It is
+ * remembered here instead, by path and identity (device, inode, size), in
+ * a small ring of fixed size: static storage, no malloc.  At the next
+ * closes of the tree's files, and at exit, the oldest are looked at again
+ * through descriptors of our own, and dropped once clean:
+ * - the path is opened O_PATH | O_NOFOLLOW (no file is opened, no device
+ *   or FIFO answers) and must still name the same regular file, of the
+ *   same size; then that very inode is opened read-only through
+ *   /proc/self/fd, O_NONBLOCK (a lease is not waited for);
+ * - still dirty or under writeback: kept for a later look, and the look
+ *   stops there (writeback goes roughly in order);
+ * - clean: left alone if anyone holds a record lock on it, or if it was
+ *   read since it was last changed (its access time is past its change
+ *   time: someone uses it); otherwise its writeback error is asked of our
+ *   own description (advise.c) and, if there is none, it is dropped.
+ * The ring is bounded by files and by bytes (policy.h, UO_BEHIND_FILES,
+ * uo_behind_budget); past either, the oldest is forgotten undropped.
+ *
+ * Why descriptors of our own here, when tree.c and advise.c keep to the
+ * program's: these are opened after the program's close and closed before
+ * the call that opened them returns.  The program holds no descriptor of
+ * the file any more, so none of its POSIX locks can be released by our
+ * close (and a lock anyone holds is checked first); no descriptor is kept
+ * past the call, so none counts against RLIMIT_NOFILE for long, keeps an
+ * unlinked file's space, or keeps a filesystem busy.  Risks remain:
+ * - watchers see us: inotify and fanotify report an open and a close
+ *   (IN_OPEN, IN_CLOSE_NOWRITE; a fanotify permission check may even
+ *   stall the open);
+ * - a threaded program that calls dup2 or dup3 onto a number while we
+ *   hold it would have that number closed under it, and our calls would
+ *   then act on its new file (the window is a few system calls wide); an
+ *   open of the program's may fail with EMFILE in that window when it is
+ *   at its limit;
+ * - someone's write lease on the file is broken by our read-only open
+ *   (O_NONBLOCK makes the open fail at once, but the holder is told);
+ * - a file renamed away is only forgotten, but for rsync's way: it
+ *   writes ".NAME.XXXXXX" and renames it NAME, and a name of that shape
+ *   that is gone is looked for under NAME (the inode must match).
+ * Never in a vfork child (its closes never get here, and the exit path
+ * checks); in a forked child the ring is a copy, and a file dropped twice
+ * is harmless.  Errno is never touched: system calls are made raw.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "advise.h"
+#include "behind.h"
+#include "classify.h"
+#include "config.h"
+#include "fdtab.h"
+#include "policy.h"
+#include "sys.h"
+#include "trace.h"
+
+_Static_assert(sizeof(off_t) == 8, "build with -D_FILE_OFFSET_BITS=64");
+
+/* Paths longer than this are not remembered: their files stay to the kernel. */
+#define UO_BEHIND_PATH	512
+
+struct uo_behind_file {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	char path[UO_BEHIND_PATH];
+};
+
+/* Oldest first from 'head'; only touched by the owner of uo_behind_owner. */
+static struct {
+	struct uo_behind_file f[UO_BEHIND_FILES];
+	unsigned head;
+	unsigned n;
+	uint64_t bytes;		/* of the files waiting */
+	uint64_t budget;	/* uo_behind_budget, found at the first file */
+} uo_behind;
+static _Atomic int32_t uo_behind_owner;
+/* uo_behind.n, for a look without the lock: most closes find nothing waiting. */
+static _Atomic unsigned uo_behind_waiting;
+
+static void uo_behind_trace(const char *path, const char *what)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, -1);
+	uo_line_path(&l, path);
+	uo_line_str(&l, ": ");
+	uo_line_str(&l, what);
+	uo_line_trace(&l);
+}
+
+static void uo_behind_forget_oldest(void)
+{
+	uo_behind.bytes -= uo_behind.f[uo_behind.head].size;
+	uo_behind.head = (uo_behind.head + 1) % UO_BEHIND_FILES;
+	uo_behind.n--;
+}
+
+/* The file e's path still names, opened as 'own': done with it (true), or look again later? */
+static bool uo_behind_look_own(const struct uo_behind_file *e, int own, int64_t atime,
+			       int64_t ctime)
+{
+	struct uo_cachestat cs;
+
+	/*
+	 * First: our close releases the POSIX locks this process holds on the
+	 * file (through a descriptor opened since), and a file someone locks
+	 * is in use.  Forgotten, not looked at again.
+	 */
+	if (uo_file_locked(own)) {
+		uo_behind_trace(e->path, "left alone (a record lock is held on it)");
+		return true;
+	}
+	if (uo_cachestat(own, 0, 0, &cs) != 0) {
+		uo_behind_trace(e->path, "forgotten (its cache cannot be seen)");
+		return true;
+	}
+	if (cs.nr_dirty || cs.nr_writeback)
+		return false;
+	if (!cs.nr_cache)
+		return true;	/* gone already: nothing to drop */
+	if (uo_behind_read_since(atime, ctime))
+		uo_behind_trace(e->path, "left to the kernel's cache (read since it was written)");
+	else if (uo_drop_written_tree_file(own, e->size))
+		uo_behind_trace(e->path, "dropped (written back)");
+	return true;
+}
+
+/*
+ * rsync writes each file as ".NAME.XXXXXX" beside NAME and renames it
+ * when done, before it closes the next one.  Gone, such a name is looked
+ * for under NAME: opened O_PATH, and taken only if it is the very inode
+ * remembered (the caller checks), so a guess that names another file
+ * costs a system call and changes nothing.  -1: no such name.
+ */
+static long uo_behind_renamed(struct uo_behind_file *e, char *to)
+{
+	const char *base = strrchr(e->path, '/'), *dot;
+	size_t dir, len;
+	long fd;
+
+	if (!base || base[1] != '.')
+		return -1;
+	base++;
+	dot = strrchr(base, '.');
+	len = strlen(base);
+	if (dot <= base + 1 || len - (size_t)(dot - base) != 7)
+		return -1;
+	dir = (size_t)(base - e->path);
+	memcpy(to, e->path, dir);
+	memcpy(to + dir, base + 1, (size_t)(dot - base) - 1);
+	to[dir + (size_t)(dot - base) - 1] = '\0';
+	fd = uo_sys(SYS_openat, AT_FDCWD, to, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -1 : fd;
+}
+
+/* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
+static bool uo_behind_look(struct uo_behind_file *e)
+{
+	char link[UO_PROC_FD_PATH], renamed[UO_BEHIND_PATH];
+	struct uo_file f;
+	int64_t atime, ctime;
+	long path, own;
+	bool done = true, moved = false;
+
+	path = uo_sys(SYS_openat, AT_FDCWD, e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path == -ENOENT) {
+		path = uo_behind_renamed(e, renamed);
+		moved = path >= 0;
+	}
+	if (path < 0)
+		return true;	/* renamed away, removed: forgotten */
+	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !S_ISREG(f.mode) ||
+	    f.dev != e->dev || f.ino != e->ino || f.size != e->size) {
+		if (!moved)
+			uo_behind_trace(e->path, "forgotten (no longer the file written)");
+		goto out;
+	}
+	/* The same inode under its final name: shorter, so it fits. */
+	if (moved)
+		memcpy(e->path, renamed, strlen(renamed) + 1);
+	/* That very inode, a regular file: never a device or FIFO swapped in since. */
+	uo_proc_fd_path(link, (int)path);
+	own = uo_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (own < 0) {
+		uo_behind_trace(e->path, "forgotten (cannot be opened again)");
+		goto out;
+	}
+	done = uo_behind_look_own(e, (int)own, atime, ctime);
+	uo_sys(SYS_close, own);
+out:
+	uo_sys(SYS_close, path);
+	return done;
+}
+
+/* Looks at up to 'max' of the oldest files, lock held, until one is still in flight. */
+static void uo_behind_run(unsigned max)
+{
+	unsigned i;
+
+	for (i = 0; i < max && uo_behind.n; i++) {
+		if (!uo_behind_look(&uo_behind.f[uo_behind.head]))
+			break;
+		uo_behind_forget_oldest();
+	}
+	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
+}
+
+void uo_behind_closing(int fd, const struct uo_file *f)
+{
+	char link[UO_PROC_FD_PATH], path[UO_BEHIND_PATH];
+	struct uo_behind_file *e;
+	long n;
+
+	if (uo_config.dryrun)
+		return;
+	if (!uo_on_local_disk(fd)) {
+		uo_trace(fd, "not dropped later", "not a local disk filesystem");
+		return;
+	}
+	uo_proc_fd_path(link, fd);
+	n = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path));
+	/* Cut short, anonymous ("/memfd:..." is absolute but not on a disk), or unlinked. */
+	if (n <= 0 || n >= (long)sizeof(path) || path[0] != '/')
+		return;
+	path[n] = '\0';
+	if (n > 10 && !memcmp(path + n - 10, " (deleted)", 10))
+		return;
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	if (!uo_behind.budget)
+		uo_behind.budget = uo_behind_budget(&uo_config.tuning, uo_memory_size());
+	uo_behind_run(UO_BEHIND_STEP);
+	while (uo_behind_full(uo_behind.n, uo_behind.bytes, f->size, uo_behind.budget)) {
+		uo_behind_trace(uo_behind.f[uo_behind.head].path,
+				"forgotten undropped (too many written files waiting)");
+		uo_behind_forget_oldest();
+	}
+	e = &uo_behind.f[(uo_behind.head + uo_behind.n) % UO_BEHIND_FILES];
+	e->dev = f->dev;
+	e->ino = f->ino;
+	e->size = f->size;
+	memcpy(e->path, path, (size_t)n + 1);
+	uo_behind.n++;
+	uo_behind.bytes += f->size;
+	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+/* A look at the oldest, if any wait and nobody else is looking. */
+static void uo_behind_try(unsigned max)
+{
+	if (!atomic_load_explicit(&uo_behind_waiting, memory_order_relaxed))
+		return;
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	uo_behind_run(max);
+	uo_release(&uo_behind_owner);
+}
+
+void uo_behind_tick(void)
+{
+	uo_behind_try(UO_BEHIND_STEP);
+}
+
+void uo_behind_exit(void)
+{
+	/* A vfork child calling exit() must not act for its parent. */
+	if (uo_config.disabled || uo_fdtab_borrowed())
+		return;
+	uo_behind_try(UO_BEHIND_FILES);
+}
