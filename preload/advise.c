@@ -67,11 +67,18 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
  * back any writer (at 20% of memory by default), only sooner: 1/32 of the
  * memory the process may use, the smaller of RAM and its memory cgroups'
  * limits, and at least two windows.  Found once per process, at its first
- * write stream.  What a stream still has in flight when it is closed stays
- * cached: closing waits until no more than two windows of the process's
- * closed streams are left so.
+ * write stream.
+ *
+ * What a stream still has in flight when it is closed stays cached: once
+ * the program's descriptor is gone nothing can drop it.  Closing waits
+ * only when that would take what the process's closed streams left so
+ * past a smaller budget, its tails' (uo_write_wait): 1/256 of that memory,
+ * at least two windows (94 MiB on 24 GiB, two windows up to 4 GiB).  Until
+ * then every close waited until two windows at most were left: a program
+ * writing a file that fits easily in memory waited for the disk at close.
  */
 #define UO_BUDGET_SHARE		32u
+#define UO_TAIL_SHARE		256u
 #define UO_POLL_NS		(2ULL * 1000000ULL)
 
 static _Atomic uint64_t uo_budget;	/* 0: not known yet */
@@ -201,6 +208,13 @@ static uint64_t uo_write_budget(void)
 	return budget;
 }
 
+static uint64_t uo_tail_budget(void)
+{
+	uint64_t budget = uo_memory_size() / UO_TAIL_SHARE;
+
+	return budget < 2 * uo_config.tuning.window ? 2 * uo_config.tuning.window : budget;
+}
+
 /* Bytes of [from, to) dirty or under writeback; -1 without cachestat. */
 static int64_t uo_in_flight(int fd, uint64_t from, uint64_t to)
 {
@@ -245,7 +259,7 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
 				  uint64_t *unclean, bool *clean)
 {
 	uint64_t budget = uo_write_budget(), window = uo_config.tuning.window, waited = 0;
-	uint64_t from = r->start, end = r->end, tails;
+	uint64_t from = r->start, end = r->end, tails, limit;
 	int64_t flying;
 
 	*clean = false;
@@ -256,15 +270,13 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
 	if (flying < 0)
 		return 0;	/* no cachestat (before 6.5): what is clean cannot be told */
 	r->start = from;
-	if (closing) {
-		tails = atomic_load_explicit(&uo_tails, memory_order_relaxed);
-		flying = uo_wait_below(fd, from, tails < 2 * window ? 2 * window - tails : 0,
-				       &waited);
-		if (flying > 0)
-			atomic_fetch_add_explicit(&uo_tails, (uint64_t)flying, memory_order_relaxed);
-	} else if (flying > (int64_t)budget) {
-		uo_wait_below(fd, from, budget - window / 2, &waited);
-	}
+	tails = closing ? atomic_load_explicit(&uo_tails, memory_order_relaxed) : 0;
+	limit = uo_write_wait(closing ? uo_tail_budget() : budget, window, tails,
+			      (uint64_t)flying, closing);
+	if (limit != UO_NO_WAIT)
+		flying = uo_wait_below(fd, from, limit, &waited);
+	if (closing && flying > 0)
+		atomic_fetch_add_explicit(&uo_tails, (uint64_t)flying, memory_order_relaxed);
 	if (uo_in_flight(fd, from, end) != 0) {
 		uint64_t align = uo_config.tuning.align, at = from;
 		unsigned n = 0;

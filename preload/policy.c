@@ -307,6 +307,17 @@ struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 	return adv;
 }
 
+uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_t in_flight,
+		       bool closing)
+{
+	if (!closing)
+		return in_flight > budget ? budget - (budget > window / 2 ? window / 2 : budget)
+					  : UO_NO_WAIT;
+	if (!in_flight || (tails <= budget && in_flight <= budget - tails))
+		return UO_NO_WAIT;
+	return tails < budget ? budget - tails : 0;
+}
+
 struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 {
 	struct uo_advice adv;

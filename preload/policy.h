@@ -146,6 +146,23 @@ struct uo_advice uo_observe(struct uo_stream *st, const struct uo_tuning *t,
 /* The descriptor is being closed: what to do about the tail of its stream. */
 struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t);
 
+/*
+ * Writers: what they may have in flight (dirty or under writeback) before
+ * they wait for the disk.  'budget' is the process's (a share of the
+ * memory it may use; closing, the smaller share its closed streams may
+ * leave); 'tails' what the write streams it closed left in flight, never
+ * waited for; 'in_flight' what this stream has from where its next drop
+ * starts.  Returns the level to wait down to, or UO_NO_WAIT.  Writing, a
+ * stream waits only past the budget, down to half a window under it.
+ * Closing, it waits only if its tail would take the process past the
+ * budget, down to what is left of it: a process whose tails fit never
+ * waits, and one that writes more leaves at most the budget behind,
+ * however many files it closes.
+ */
+#define UO_NO_WAIT	UINT64_MAX
+uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_t in_flight,
+		       bool closing);
+
 /* Stop guarding this descriptor until it is reset (not a regular file...). */
 void uo_ignore(struct uo_stream *st);
 

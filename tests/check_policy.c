@@ -404,6 +404,47 @@ START_TEST(test_write_close_flushes_and_drops_the_tail)
 END_TEST
 
 /*
+ * A process's writers wait for the disk only past its budget: writing,
+ * once the stream has more than the budget in flight; closing, once what
+ * the process's closed streams left in flight would pass it.  Replayed: a
+ * process closing files one after the other, each with 24 MiB in flight.
+ */
+START_TEST(test_writer_waits_only_past_its_budget)
+{
+	const uint64_t budget = 64 * MiB, w = tun.window;
+	uint64_t tails = 0, limit;
+	int i;
+
+	/* Writing: up to the budget no wait; past it, down to half a window under it. */
+	ck_assert_uint_eq(uo_write_wait(budget, w, 0, 0, false), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_write_wait(budget, w, 0, budget, false), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_write_wait(budget, w, 0, budget + 1, false), budget - w / 2);
+	/* What closed files left does not hold back a stream still writing. */
+	ck_assert_uint_eq(uo_write_wait(budget, w, 4 * budget, budget, false), UO_NO_WAIT);
+	/* The first two closes leave their tails in flight and do not wait... */
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(uo_write_wait(budget, w, tails, 24 * MiB, true), UO_NO_WAIT);
+		tails += 24 * MiB;
+	}
+	/* ... the third would pass the budget: it waits down to what is left of it, */
+	limit = uo_write_wait(budget, w, tails, 24 * MiB, true);
+	ck_assert_uint_eq(limit, budget - tails);
+	tails += limit;
+	/* and from then on every close waits for all of its tail. */
+	ck_assert_uint_eq(uo_write_wait(budget, w, tails, 1, true), 0);
+	ck_assert_uint_eq(uo_write_wait(budget, w, tails, 0, true), UO_NO_WAIT);
+	/* A wait that gave up left more than the budget: still all of the next tail. */
+	ck_assert_uint_eq(uo_write_wait(budget, w, budget + MiB, MiB, true), 0);
+	/* The smallest budget, two windows (a small cgroup): two windows at most left. */
+	ck_assert_uint_eq(uo_write_wait(2 * w, w, 0, 2 * w, true), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_write_wait(2 * w, w, 0, 3 * w, true), 2 * w);
+	ck_assert_uint_eq(uo_write_wait(2 * w, w, w, 2 * w, true), w);
+	/* A budget under half a window is waited down to nothing, never below zero. */
+	ck_assert_uint_eq(uo_write_wait(w / 4, w, 0, w, false), 0);
+}
+END_TEST
+
+/*
  * A file written from its start has its writeback started window by
  * window before the threshold: the dirty pages a writer leaves before it
  * is known as a stream stay under about a window, not the threshold and
@@ -805,6 +846,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_stream_flushes_then_drops_with_lag);
 	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
+	tcase_add_test(writes, test_writer_waits_only_past_its_budget);
 	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
 	suite_add_tcase(s, writes);
