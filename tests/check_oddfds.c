@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -406,11 +407,17 @@ static Suite *odd_suite(void)
 	return s;
 }
 
-/* The pid in ".../uotest-PID/..." or "/dev/shm/uotest-PID" if that process is gone, else 0. */
+/*
+ * The pid in ".../uotest-PID/..." or "/dev/shm/uotest-PID" if that process
+ * is gone, else 0.  A run in another PID namespace names its directory
+ * with a pid this one cannot see: a directory changed in the last half
+ * hour (every run is shorter) is taken for a live run's.
+ */
 static pid_t odd_dead_owner(const char *path)
 {
-	const char *p = strstr(path, "/" UOT_PREFIX);
-	char *end;
+	const char *p = strstr(path, "/" UOT_PREFIX), *start;
+	char dir[PATH_MAX], *end;
+	struct stat sb;
 	long pid;
 
 	if (!p)
@@ -418,7 +425,18 @@ static pid_t odd_dead_owner(const char *path)
 	pid = strtol(p + 1 + strlen(UOT_PREFIX), &end, 10);
 	if (pid <= 0 || (*end && *end != '/' && *end != ' ' && *end != ')') || pid == getpid())
 		return 0;
-	return kill((pid_t)pid, 0) != 0 && errno == ESRCH ? (pid_t)pid : 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	/* losetup names the backing file in parentheses. */
+	for (start = p; start > path && start[-1] != '('; start--)
+		;
+	if ((size_t)(end - start) >= sizeof(dir))
+		return 0;
+	memcpy(dir, start, (size_t)(end - start));
+	dir[end - start] = '\0';
+	if (stat(dir, &sb) == 0 && time(NULL) - sb.st_mtime < 30 * 60)
+		return 0;
+	return (pid_t)pid;
 }
 
 /*

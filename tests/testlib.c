@@ -585,8 +585,26 @@ static int uot_cg_join(const struct uot_cgroup *cg)
 	return uot_write_str(path, num);
 }
 
+/*
+ * Places every run of the machine shares (/var/tmp, the cgroup root) may
+ * hold a live run's entries under a pid this one cannot see: a run in
+ * another PID namespace (a container, `unshare -p`) names them with its
+ * own pids.  There only entries unchanged for this long are taken for a
+ * dead run's; the build directory is the run's own.
+ */
+#define UOT_SHARED_STALE_S	(30 * 60)
+
+static bool uot_old_enough(const char *path, bool shared)
+{
+	struct stat sb;
+
+	if (!shared)
+		return true;
+	return stat(path, &sb) == 0 && time(NULL) - sb.st_mtime > UOT_SHARED_STALE_S;
+}
+
 /* Directories of ours in 'dir' (uotest-PID, or uotest-PID-TAG) whose process died. */
-static void uot_sweep_dirs(const char *dir)
+static void uot_sweep_dirs(const char *dir, bool shared)
 {
 	char path[PATH_MAX + 300];
 	struct dirent *e;
@@ -597,7 +615,8 @@ static void uot_sweep_dirs(const char *dir)
 
 		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
 			uot_fmt(path, sizeof(path), "%s/%s", dir, e->d_name);
-			uot_rm_tree(path);
+			if (uot_old_enough(path, shared))
+				uot_rm_tree(path);
 		}
 	}
 	if (d)
@@ -610,9 +629,9 @@ void uot_sweep_stale(void)
 	struct dirent *e;
 	char path[PATH_MAX + 300];
 
-	uot_sweep_dirs(uot_build_dir());
+	uot_sweep_dirs(uot_build_dir(), false);
 	/* uot_public_dir()'s. */
-	uot_sweep_dirs("/var/tmp");
+	uot_sweep_dirs("/var/tmp", true);
 	if (!uot_is_root())
 		return;
 	d = opendir(UOT_CGROUP_ROOT);
@@ -621,6 +640,8 @@ void uot_sweep_stale(void)
 
 		if (pid && pid != getpid() && !uot_pid_alive(pid)) {
 			uot_fmt(path, sizeof(path), UOT_CGROUP_ROOT "/%s", e->d_name);
+			if (!uot_old_enough(path, true))
+				continue;
 			if (uot_cg_rmdir(path) != 0)
 				fprintf(stderr, "testlib: cannot remove stale %s: %s\n",
 					path, strerror(errno));
