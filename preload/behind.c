@@ -311,6 +311,7 @@ void uo_behind_early(int fd, const struct uo_file *f)
 {
 	struct uo_behind_file *e;
 	char path[UO_BEHIND_PATH];
+	uint64_t budget;
 	size_t n;
 
 	if (uo_config.dryrun)
@@ -318,11 +319,17 @@ void uo_behind_early(int fd, const struct uo_file *f)
 	n = uo_behind_path(fd, path);
 	if (!n || !uo_try_own(&uo_behind_owner))
 		return;
-	uo_behind_set_budget();
-	/* The oldest go first, as in the ring: past the budget they stay to the kernel. */
+	/*
+	 * The oldest go first, as in the ring: past the budget they stay to
+	 * the kernel.  The process's memory is not asked here (a dozen system
+	 * calls in a program that may never be a tree): until the ring has
+	 * asked, the budget for memory unknown bounds the candidates, and the
+	 * ring's own applies when they join it.
+	 */
+	budget = uo_behind.budget ? uo_behind.budget : uo_behind_budget(&uo_config.tuning, 0);
 	while (uo_early.n &&
 	       (uo_early.n >= UO_TREE_FILES ||
-		uo_behind_full(uo_early.n, uo_early.bytes, f->size, uo_behind.budget))) {
+		uo_behind_full(uo_early.n, uo_early.bytes, f->size, budget))) {
 		uo_early.bytes -= uo_early.f[0].size;
 		memmove(&uo_early.f[0], &uo_early.f[1], --uo_early.n * sizeof(uo_early.f[0]));
 	}
@@ -343,6 +350,7 @@ void uo_behind_adopt(void)
 
 	if (!uo_try_own(&uo_behind_owner))
 		return;
+	uo_behind_set_budget();
 	/*
 	 * Each is looked at once now, not only the oldest: those already
 	 * clean go at once, the others have their writeback started and wait
