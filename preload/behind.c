@@ -96,6 +96,8 @@ static struct {
 	uint64_t bytes;
 } uo_early;
 static _Atomic int32_t uo_behind_owner;
+/* uo_early.n, for a look without the lock: a run that ends has mostly none to forget. */
+static _Atomic unsigned uo_early_waiting;
 /* uo_behind.n, for a look without the lock: most closes find nothing waiting. */
 static _Atomic unsigned uo_behind_waiting;
 
@@ -307,7 +309,7 @@ void uo_behind_closing(int fd, const struct uo_file *f)
 	uo_release(&uo_behind_owner);
 }
 
-void uo_behind_early(int fd, const struct uo_file *f)
+void uo_behind_early(int fd, const struct uo_file *f, bool forget)
 {
 	struct uo_behind_file *e;
 	char path[UO_BEHIND_PATH];
@@ -317,8 +319,18 @@ void uo_behind_early(int fd, const struct uo_file *f)
 	if (uo_config.dryrun)
 		return;
 	n = uo_behind_path(fd, path);
-	if (!n || !uo_try_own(&uo_behind_owner))
+	if (!n) {
+		if (forget)
+			uo_behind_early_forget();
 		return;
+	}
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	/* The run before this file's ended: its candidates go, under the same lock. */
+	if (forget) {
+		uo_early.n = 0;
+		uo_early.bytes = 0;
+	}
 	/*
 	 * The oldest go first, as in the ring: past the budget they stay to
 	 * the kernel.  The process's memory is not asked here (a dozen system
@@ -341,6 +353,7 @@ void uo_behind_early(int fd, const struct uo_file *f)
 	e->unflushed = 0;
 	memcpy(e->path, path, n + 1);
 	uo_early.bytes += f->size;
+	atomic_store_explicit(&uo_early_waiting, uo_early.n, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
 }
 
@@ -367,15 +380,19 @@ void uo_behind_adopt(void)
 	}
 	uo_early.n = 0;
 	uo_early.bytes = 0;
+	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
 }
 
 void uo_behind_early_forget(void)
 {
-	if (!uo_try_own(&uo_behind_owner))
+	/* Most runs that end remembered nothing (or forgot it at their last pause). */
+	if (!atomic_load_explicit(&uo_early_waiting, memory_order_relaxed) ||
+	    !uo_try_own(&uo_behind_owner))
 		return;
 	uo_early.n = 0;
 	uo_early.bytes = 0;
+	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
 }
 

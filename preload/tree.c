@@ -158,15 +158,18 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
 	/* The files written before the run was a tree: forgotten, or to be dropped too. */
+	if (adv.early == UO_TREE_EARLY_KEEP) {
+		/* (A path rule's readlink is paid only where the config has rules.) */
+		if (!uo_path_rule(fd))
+			uo_behind_early(fd, &f, adv.early_forget);
+		else if (adv.early_forget)
+			uo_behind_early_forget();
+		return;
+	}
 	if (adv.early_forget)
 		uo_behind_early_forget();
 	if (adv.early == UO_TREE_EARLY_ADOPT)
 		uo_behind_adopt();
-	if (adv.early == UO_TREE_EARLY_KEEP) {
-		if (!uo_path_rule(fd))
-			uo_behind_early(fd, &f);
-		return;
-	}
 	/* A stream's pages were advised as it moved and at its close. */
 	if (adv.verdict == UO_TREE_LEAVE || streamed) {
 		uo_behind_tick();
