@@ -26,7 +26,9 @@
  *
  * A tree written by one process that reads one of its files back at once
  * (another process's cat, between two files): that file stays cached,
- * its neighbours go.
+ * its neighbours go, inside the tree and among the first files, written
+ * before it was one.  A program that writes 20 files and is never a tree
+ * keeps them all.
  *
  * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
  * needs root and a cgroup v1 memory controller.  Skips with one line.
@@ -374,14 +376,15 @@ END_TEST
  * process (cat): a file read back as soon as it is written is someone's,
  * and must stay cached; the files written around it must not (most of
  * them: on a busy disk some are still being written back when the writer
- * exits, and those stay).
+ * exits, and those stay).  _i 1: the file read back is file 5, written
+ * before the run was known to be a tree, and so are its neighbours.
  */
 #define RB_FILES	200
 #define RB_KIB		512
-#define RB_READ		80
 
 START_TEST(test_read_back_is_kept)
 {
+	const unsigned rb_read = _i ? 5 : 80;
 	const char *env[] = { "USEONCE_REUSE=0", NULL };
 	const char *drop[] = { "USEONCE_", NULL };
 	char helper[600], files[16], kib[16], k[16], path[600];
@@ -405,26 +408,61 @@ START_TEST(test_read_back_is_kept)
 	snprintf(helper, sizeof(helper), "%s/tests/tree_writer", uot_build_dir());
 	snprintf(files, sizeof(files), "%u", RB_FILES);
 	snprintf(kib, sizeof(kib), "%u", RB_KIB);
-	snprintf(k, sizeof(k), "%u", RB_READ);
+	snprintf(k, sizeof(k), "%u", rb_read);
 	ck_assert_msg(uot_run(&c, &r) == 0, "tree_writer: %s", uot_why());
 	ck_assert_msg(uot_exited_ok(r.status), "tree_writer: %s", uot_status_str(r.status));
-	snprintf(path, sizeof(path), "%s/f%03u", t.dst, RB_READ);
+	snprintf(path, sizeof(path), "%s/f%03u", t.dst, rb_read);
 	read_back = uot_resident_pct(path);
-	/* Its neighbours, written well inside the tree: ten before it, ten after. */
-	for (i = RB_READ - 10; i <= RB_READ + 10; i++) {
-		if (i == RB_READ)
+	/* Its neighbours, ten before it (or as many as there are), ten after. */
+	for (i = rb_read > 10 ? rb_read - 10 : 0; i <= rb_read + 10; i++) {
+		if (i == rb_read)
 			continue;
 		snprintf(path, sizeof(path), "%s/f%03u", t.dst, i);
 		sum += uot_resident_pct(path);
 		n++;
 	}
 	around = sum / n;
-	printf("trees: written then read back at once: that file %.1f%% cached, its 20 "
-	       "neighbours %.1f%%\n", read_back, around);
+	printf("trees: written then read back at once: that file (f%03u) %.1f%% cached, its %u "
+	       "neighbours %.1f%%\n", rb_read, read_back, n, around);
 	ck_assert_msg(around <= 50.0, "the files written around it stayed cached (%.1f%%): "
 		      "nothing was dropped, the test cannot tell", around);
 	ck_assert_msg(read_back >= 99.0, "a file read back just after it was written was "
 		      "dropped (%.1f%% cached)", read_back);
+	uot_scratch_rm(t.dst);
+}
+END_TEST
+
+/*
+ * A program that writes a few new files whole and is never a tree (a
+ * build writing 20 objects of 256 KiB): its files are remembered at their
+ * close and never acted on; they stay cached.
+ */
+START_TEST(test_no_tree_keeps_its_files)
+{
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	char helper[600], path[600];
+	const char *argv[] = { helper, t.dst, "20", "256", "999", NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 120 };
+	struct uot_result r;
+	double sum = 0;
+	unsigned i;
+
+	if (uot_skipped("no tree"))
+		return;
+	uot_scratch_rm(t.dst);
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	snprintf(helper, sizeof(helper), "%s/tests/tree_writer", uot_build_dir());
+	ck_assert_msg(uot_run(&c, &r) == 0, "tree_writer: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "tree_writer: %s", uot_status_str(r.status));
+	for (i = 0; i < 20; i++) {
+		snprintf(path, sizeof(path), "%s/f%03u", t.dst, i);
+		sum += uot_resident_pct(path);
+	}
+	printf("trees: 20 new files of 256 KiB, never a tree: %.1f%% cached\n", sum / 20);
+	ck_assert_msg(sum / 20 >= 99.0, "files of a program that never was a tree were "
+		      "dropped (%.1f%% cached)", sum / 20);
 	uot_scratch_rm(t.dst);
 }
 END_TEST
@@ -488,7 +526,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_bare_copy_floods, 0, NTREES);
 	tcase_add_loop_test(tc, test_copy_guarded, 0, NPROGS * NTREES);
-	tcase_add_test(tc, test_read_back_is_kept);
+	tcase_add_loop_test(tc, test_read_back_is_kept, 0, 2);
+	tcase_add_test(tc, test_no_tree_keeps_its_files);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
