@@ -70,6 +70,8 @@ struct uo_behind_file {
 	uint64_t dev;
 	uint64_t ino;
 	uint64_t size;
+	uint8_t disk_unknown;	/* a candidate's: its filesystem is checked at its first look */
+	uint8_t unflushed;	/* a candidate's: its writeback was never started */
 	char path[UO_BEHIND_PATH];
 };
 
@@ -81,7 +83,21 @@ static struct {
 	uint64_t bytes;		/* of the files waiting */
 	uint64_t budget;	/* uo_behind_budget, found at the first file */
 } uo_behind;
+/*
+ * The candidates: files written before their run was known to be a tree
+ * (policy.h, UO_TREE_EARLY_*), oldest first, bounded by files and by the
+ * same budget of bytes; also the owner of uo_behind_owner's.  Remembering
+ * one costs a readlink at its close; nothing else is done with them until
+ * the run is a tree, when they join the ring.
+ */
+static struct {
+	struct uo_behind_file f[UO_TREE_FILES];
+	unsigned n;
+	uint64_t bytes;
+} uo_early;
 static _Atomic int32_t uo_behind_owner;
+/* uo_early.n, for a look without the lock: a run that ends has mostly none to forget. */
+static _Atomic unsigned uo_early_waiting;
 /* uo_behind.n, for a look without the lock: most closes find nothing waiting. */
 static _Atomic unsigned uo_behind_waiting;
 
@@ -106,7 +122,7 @@ static void uo_behind_forget_oldest(void)
 }
 
 /* The file e's path still names, opened as 'own': done with it (true), or look again later? */
-static bool uo_behind_look_own(const struct uo_behind_file *e, int own, int64_t atime,
+static bool uo_behind_look_own(struct uo_behind_file *e, int own, int64_t atime,
 			       int64_t ctime)
 {
 	struct uo_cachestat cs;
@@ -124,8 +140,17 @@ static bool uo_behind_look_own(const struct uo_behind_file *e, int own, int64_t 
 		uo_behind_trace(e->path, "forgotten (its cache cannot be seen)");
 		return true;
 	}
-	if (cs.nr_dirty || cs.nr_writeback)
+	if (cs.nr_dirty || cs.nr_writeback) {
+		/*
+		 * A candidate closed before its run was a tree had no writeback
+		 * started: started now, on our description, waiting for nothing
+		 * and consuming no error (advise.c, uo_flush_tree_file).
+		 */
+		if (e->unflushed && cs.nr_dirty &&
+		    uo_sync_file_range(own, 0, 0, SYNC_FILE_RANGE_WRITE) == 0)
+			uo_behind_trace(e->path, "writeback started (written before the tree)");
 		return false;
+	}
 	if (!cs.nr_cache)
 		return true;	/* gone already: nothing to drop */
 	if (uo_behind_read_since(atime, ctime))
@@ -185,6 +210,14 @@ static bool uo_behind_look(struct uo_behind_file *e)
 			uo_behind_trace(e->path, "forgotten (no longer the file written)");
 		goto out;
 	}
+	/* A candidate's filesystem was not asked at its close (one call fewer there). */
+	if (e->disk_unknown) {
+		if (!uo_on_local_disk((int)path)) {
+			uo_behind_trace(e->path, "forgotten (not a local disk filesystem)");
+			goto out;
+		}
+		e->disk_unknown = 0;
+	}
 	/* The same inode under its final name: shorter, so it fits. */
 	if (moved)
 		memcpy(e->path, renamed, strlen(renamed) + 1);
@@ -215,11 +248,47 @@ static void uo_behind_run(unsigned max)
 	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
 }
 
+/* The path of the program's descriptor, if it names a file still linked: its length, or 0. */
+static size_t uo_behind_path(int fd, char path[UO_BEHIND_PATH])
+{
+	char link[UO_PROC_FD_PATH];
+	long n;
+
+	uo_proc_fd_path(link, fd);
+	n = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, UO_BEHIND_PATH);
+	/* Cut short, anonymous ("/memfd:..." is absolute but not on a disk), or unlinked. */
+	if (n <= 0 || n >= UO_BEHIND_PATH || path[0] != '/')
+		return 0;
+	path[n] = '\0';
+	if (n > 10 && !memcmp(path + n - 10, " (deleted)", 10))
+		return 0;
+	return (size_t)n;
+}
+
+static void uo_behind_set_budget(void)
+{
+	if (!uo_behind.budget)
+		uo_behind.budget = uo_behind_budget(&uo_config.tuning, uo_memory_size());
+}
+
+/* Lock held: e joins the ring as its newest, after a look at the oldest. */
+static void uo_behind_push(const struct uo_behind_file *e)
+{
+	uo_behind_run(UO_BEHIND_STEP);
+	while (uo_behind_full(uo_behind.n, uo_behind.bytes, e->size, uo_behind.budget)) {
+		uo_behind_trace(uo_behind.f[uo_behind.head].path,
+				"forgotten undropped (too many written files waiting)");
+		uo_behind_forget_oldest();
+	}
+	uo_behind.f[(uo_behind.head + uo_behind.n) % UO_BEHIND_FILES] = *e;
+	uo_behind.n++;
+	uo_behind.bytes += e->size;
+	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
+}
+
 void uo_behind_closing(int fd, const struct uo_file *f)
 {
-	char link[UO_PROC_FD_PATH], path[UO_BEHIND_PATH];
-	struct uo_behind_file *e;
-	long n;
+	struct uo_behind_file e;
 
 	if (uo_config.dryrun)
 		return;
@@ -227,32 +296,103 @@ void uo_behind_closing(int fd, const struct uo_file *f)
 		uo_trace(fd, "not dropped later", "not a local disk filesystem");
 		return;
 	}
-	uo_proc_fd_path(link, fd);
-	n = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path));
-	/* Cut short, anonymous ("/memfd:..." is absolute but not on a disk), or unlinked. */
-	if (n <= 0 || n >= (long)sizeof(path) || path[0] != '/')
+	if (!uo_behind_path(fd, e.path))
 		return;
-	path[n] = '\0';
-	if (n > 10 && !memcmp(path + n - 10, " (deleted)", 10))
-		return;
+	e.dev = f->dev;
+	e.ino = f->ino;
+	e.size = f->size;
+	e.disk_unknown = 0;
 	if (!uo_try_own(&uo_behind_owner))
 		return;
-	if (!uo_behind.budget)
-		uo_behind.budget = uo_behind_budget(&uo_config.tuning, uo_memory_size());
-	uo_behind_run(UO_BEHIND_STEP);
-	while (uo_behind_full(uo_behind.n, uo_behind.bytes, f->size, uo_behind.budget)) {
-		uo_behind_trace(uo_behind.f[uo_behind.head].path,
-				"forgotten undropped (too many written files waiting)");
-		uo_behind_forget_oldest();
+	uo_behind_set_budget();
+	uo_behind_push(&e);
+	uo_release(&uo_behind_owner);
+}
+
+void uo_behind_early(int fd, const struct uo_file *f, bool forget)
+{
+	struct uo_behind_file *e;
+	char path[UO_BEHIND_PATH];
+	uint64_t budget;
+	size_t n;
+
+	if (uo_config.dryrun)
+		return;
+	n = uo_behind_path(fd, path);
+	if (!n) {
+		if (forget)
+			uo_behind_early_forget();
+		return;
 	}
-	e = &uo_behind.f[(uo_behind.head + uo_behind.n) % UO_BEHIND_FILES];
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	/* The run before this file's ended: its candidates go, under the same lock. */
+	if (forget) {
+		uo_early.n = 0;
+		uo_early.bytes = 0;
+	}
+	/*
+	 * The oldest go first, as in the ring: past the budget they stay to
+	 * the kernel.  The process's memory is not asked here (a dozen system
+	 * calls in a program that may never be a tree): until the ring has
+	 * asked, the budget for memory unknown bounds the candidates, and the
+	 * ring's own applies when they join it.
+	 */
+	budget = uo_behind.budget ? uo_behind.budget : uo_behind_budget(&uo_config.tuning, 0);
+	while (uo_early.n &&
+	       (uo_early.n >= UO_TREE_FILES ||
+		uo_behind_full(uo_early.n, uo_early.bytes, f->size, budget))) {
+		uo_early.bytes -= uo_early.f[0].size;
+		memmove(&uo_early.f[0], &uo_early.f[1], --uo_early.n * sizeof(uo_early.f[0]));
+	}
+	e = &uo_early.f[uo_early.n++];
 	e->dev = f->dev;
 	e->ino = f->ino;
 	e->size = f->size;
-	memcpy(e->path, path, (size_t)n + 1);
-	uo_behind.n++;
-	uo_behind.bytes += f->size;
-	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
+	e->disk_unknown = 1;
+	e->unflushed = 0;
+	memcpy(e->path, path, n + 1);
+	uo_early.bytes += f->size;
+	atomic_store_explicit(&uo_early_waiting, uo_early.n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+void uo_behind_adopt(void)
+{
+	unsigned i;
+
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	uo_behind_set_budget();
+	/*
+	 * Each is looked at once now, not only the oldest: those already
+	 * clean go at once, the others have their writeback started and wait
+	 * in the ring, oldest first, ahead of the file being closed.
+	 */
+	for (i = 0; i < uo_early.n; i++) {
+		struct uo_behind_file *e = &uo_early.f[i];
+
+		e->unflushed = 1;
+		if (uo_behind_look(e))
+			continue;
+		e->unflushed = 0;
+		uo_behind_push(e);
+	}
+	uo_early.n = 0;
+	uo_early.bytes = 0;
+	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+void uo_behind_early_forget(void)
+{
+	/* Most runs that end remembered nothing (or forgot it at their last pause). */
+	if (!atomic_load_explicit(&uo_early_waiting, memory_order_relaxed) ||
+	    !uo_try_own(&uo_behind_owner))
+		return;
+	uo_early.n = 0;
+	uo_early.bytes = 0;
+	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
 }
 

@@ -8,6 +8,8 @@
 #ifndef UO_BEHIND_H
 #define UO_BEHIND_H
 
+#include <stdbool.h>
+
 #include "sys.h"
 
 /*
@@ -16,6 +18,17 @@
  * remember it, after a look at the oldest waiting.
  */
 void uo_behind_closing(int fd, const struct uo_file *f);
+/*
+ * A file the program created or truncated and wrote whole is being closed
+ * before its run is known to be a tree (policy.h, UO_TREE_EARLY_KEEP):
+ * remember it as a candidate, by path (one readlink), nothing more;
+ * 'forget': the candidates of the run before it are forgotten first.
+ */
+void uo_behind_early(int fd, const struct uo_file *f, bool forget);
+/* The run just became a tree: the candidates join the deferred drop, oldest first. */
+void uo_behind_adopt(void);
+/* The run ended before it was a tree: its candidates are forgotten undropped. */
+void uo_behind_early_forget(void);
 /* Another file of a tree was closed: a look at the oldest waiting. */
 void uo_behind_tick(void);
 /* The process exits: a look at all waiting, without waiting for any. */

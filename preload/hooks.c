@@ -410,11 +410,19 @@ static inline bool uo_stdio_fits(FILE *fp, unsigned dir, size_t want)
 		uo_fdtab_forget_range((first), (last));				\
 		errno = uo_saved;
 
+/* An open that made its file new: it truncated it, or created it exclusively. */
+#define UO_OPEN_FRESH(flags)							\
+	(((flags) & O_ACCMODE) != O_RDONLY &&					\
+	 (((flags) & O_TRUNC) || ((flags) & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)))
+
 /*
  * A descriptor opened while the process streams a tree: a file opened
  * read-only may be one more file of a read tree; one opened for writing
  * with O_CREAT or O_TRUNC (cp, tar x, rsync's receiver), one more of a
- * written tree.  Fresh when the open itself made it new.
+ * written tree.  Fresh when the open itself made it new.  Before any
+ * tree, a fresh open is noted too (no system call, its slot only): if it
+ * is written whole, it may be one of the files a tree copier writes
+ * before it is known to be one (tree.c).
  */
 static void uo_tree_open(int fd, int flags)
 {
@@ -424,8 +432,9 @@ static void uo_tree_open(int fd, int flags)
 		if (on & UO_GUARD_READ)
 			uo_note_opened(fd, UO_READ, false);
 	} else if ((on & UO_GUARD_WRITE) && (flags & (O_CREAT | O_TRUNC))) {
-		uo_note_opened(fd, UO_WRITE, (flags & O_TRUNC) ||
-			       (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+		uo_note_opened(fd, UO_WRITE, UO_OPEN_FRESH(flags));
+	} else if (UO_OPEN_FRESH(flags)) {
+		uo_note_opened(fd, UO_WRITE, true);
 	}
 }
 
@@ -439,7 +448,8 @@ static void uo_tree_open(int fd, int flags)
 		UO_TAKE_MODE_##variadic(flags)					\
 		uo_ret = uo_fn args;						\
 		uo_fd_opened(uo_ret);						\
-		if (UO_UNLIKELY(uo_ret >= 0 && uo_tree_streaming()))		\
+		if (UO_UNLIKELY(uo_ret >= 0 &&					\
+				(uo_tree_streaming() || UO_OPEN_FRESH(flags))))	\
 			uo_tree_open((int)uo_ret, (flags));			\
 		(void)uo_mode;							\
 		return uo_ret;

@@ -396,6 +396,7 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 	/* A pause, or a clock that went back, ends the run. */
 	if (r->count && (f->now_ms < r->last_ms || f->now_ms - r->last_ms > UO_TREE_GAP_MS)) {
 		adv.changed = r->on;
+		adv.early_forget = f->dir == UO_WRITE;
 		memset(r, 0, sizeof(*r));
 	}
 	/*
@@ -415,8 +416,16 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 	if (!r->on && uo_tree_is_on(r, t)) {
 		r->on = 1;
 		adv.changed = 1;
+		if (f->dir == UO_WRITE && !r->kept)
+			adv.early = UO_TREE_EARLY_ADOPT;
 	}
-	if (!r->on || r->kept)
+	if (!r->on) {
+		/* Written before the run is known to be a tree: maybe dropped once it is. */
+		if (f->dir == UO_WRITE && f->opened == UO_OPEN_NEW && !f->streamed)
+			adv.early = UO_TREE_EARLY_KEEP;
+		return adv;
+	}
+	if (r->kept)
 		return adv;
 	if (f->dir == UO_READ) {
 		/* A stream's pages went as it read (what was cached before stays). */

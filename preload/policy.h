@@ -321,10 +321,31 @@ enum uo_tree_verdict {
 	UO_TREE_BEHIND,		/* written: start writeback of the rest now, drop once written */
 };
 
+/*
+ * The files a run writes before it is known to be a tree (its first
+ * UO_TREE_STEPS to UO_TREE_FILES files) would stay cached: a file a
+ * descriptor created or truncated and wrote whole, not a stream, closed
+ * while its run is not a tree yet, is remembered as a candidate (EARLY);
+ * when the run becomes a tree, the candidates join the deferred drop,
+ * oldest first, with the same checks (ADOPT); when the run ends without
+ * becoming one, they are forgotten undropped (the forget flag, told before
+ * this file's own EARLY).  A run that never becomes a tree has its
+ * candidates remembered and nothing more.  Writes only: a file read whole
+ * before the tree could have been read by someone else meanwhile, and our
+ * own read hides that (README, "Trees").
+ */
+enum uo_tree_early {
+	UO_TREE_EARLY_NONE = 0,
+	UO_TREE_EARLY_KEEP,	/* remember this file as a candidate */
+	UO_TREE_EARLY_ADOPT,	/* the run just became a tree: the candidates join the drop */
+};
+
 struct uo_tree_advice {
 	uint8_t verdict;	/* enum uo_tree_verdict */
 	uint8_t changed;	/* the direction's tree mode just turned on or off */
 	uint8_t ask_record;	/* the run's id is complete: did this tree come back? */
+	uint8_t early;		/* enum uo_tree_early (writes only) */
+	uint8_t early_forget;	/* the run ended: forget the candidates (before 'early') */
 };
 
 /* A file closed: one more of a tree?  What to do with it. */

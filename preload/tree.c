@@ -11,6 +11,10 @@
  *   without waiting and without dropping anything (advise.c says why);
  *   it is remembered by path, and dropped at a later close once written
  *   back (behind.c, the deferred drop);
+ * - a file created or truncated and written whole before the run is known
+ *   to be a tree is remembered too, by path (one readlink at its close);
+ *   when the run becomes a tree those join the deferred drop, and when it
+ *   ends first they are forgotten (policy.h, UO_TREE_EARLY_*);
  * - a file opened inside a tree becomes a stream after a window instead of
  *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
  *   up is left to nobody.
@@ -153,6 +157,19 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	uo_release(&uo_tree_owner);
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
+	/* The files written before the run was a tree: forgotten, or to be dropped too. */
+	if (adv.early == UO_TREE_EARLY_KEEP) {
+		/* (A path rule's readlink is paid only where the config has rules.) */
+		if (!uo_path_rule(fd))
+			uo_behind_early(fd, &f, adv.early_forget);
+		else if (adv.early_forget)
+			uo_behind_early_forget();
+		return;
+	}
+	if (adv.early_forget)
+		uo_behind_early_forget();
+	if (adv.early == UO_TREE_EARLY_ADOPT)
+		uo_behind_adopt();
 	/* A stream's pages were advised as it moved and at its close. */
 	if (adv.verdict == UO_TREE_LEAVE || streamed) {
 		uo_behind_tick();

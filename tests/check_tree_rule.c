@@ -2,7 +2,8 @@
  * The tree rule (issue 12), from event sequences: which runs of whole
  * files are trees, read side and write side, whatever the files' sizes;
  * what is kept; how many written files may wait for their drop, and when
- * one was read since it was written; and
+ * one was read since it was written; the files written before the run is
+ * known to be a tree; and
  * the run shared by the short processes of one parent through the record.
  *
  * SPDX-License-Identifier: MIT
@@ -310,6 +311,105 @@ END_TEST
  * change time at a read; tar x and cp -p set both times at once (equal);
  * a file made and written in one tick has them equal too.
  */
+/*
+ * The files written before the run is known to be a tree: each new file
+ * written whole is a candidate, and the close that makes the run a tree
+ * hands all of them to the deferred drop, whatever the files' size.
+ */
+START_TEST(test_first_written_files_join_the_drop)
+{
+	static const uint64_t sizes[] = { 64 * KiB, 128 * KiB, 10 * MiB, 12 * MiB };
+	unsigned k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct uo_tree_advice a;
+		int kept = 0, i;
+
+		setup();
+		for (i = 0; i < 200; i++) {
+			a = whole(UO_WRITE, sizes[k], 3);
+			ck_assert(!a.early_forget);
+			if (a.early != UO_TREE_EARLY_KEEP)
+				break;
+			ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+			kept++;
+		}
+		/* The same close turns the tree on, adopts the candidates and is dropped itself. */
+		ck_assert_int_eq(a.early, UO_TREE_EARLY_ADOPT);
+		ck_assert(a.changed);
+		ck_assert_int_eq(a.verdict, UO_TREE_BEHIND);
+		ck_assert_int_lt(kept, UO_TREE_FILES);
+		ck_assert_int_ge(kept, UO_TREE_STEPS - 1);
+		/* Inside the tree, nothing more is a candidate. */
+		for (i = 0; i < 40; i++)
+			ck_assert_int_eq(whole(UO_WRITE, sizes[k], 3).early, UO_TREE_EARLY_NONE);
+	}
+}
+END_TEST
+
+/*
+ * Only new files written whole and not streamed are candidates; reads
+ * never are (someone may read them meanwhile, and our read hides that).
+ */
+START_TEST(test_only_new_written_files_are_candidates)
+{
+	struct uo_tree_file f = { .size = 1 * MiB, .moved = 1 * MiB, .whole = 1,
+				  .dir = UO_WRITE };
+	int i;
+
+	for (i = 0; i < UO_TREE_FILES + 4; i++)
+		ck_assert_int_eq(whole(UO_READ, 1 * MiB, 3).early, UO_TREE_EARLY_NONE);
+	f.opened = UO_OPEN_UNKNOWN;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.opened = UO_OPEN_NEW;
+	f.streamed = 1;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.streamed = 0;
+	f.whole = 0;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.whole = 1;
+	f.size = f.moved = UO_TREE_MIN - 1;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.size = f.moved = 1 * MiB;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_KEEP);
+}
+END_TEST
+
+/*
+ * A run that pauses before it is a tree forgets its candidates: a few
+ * files saved now and then (an editor, a build) are never dropped.
+ */
+START_TEST(test_candidates_of_a_run_that_never_is_a_tree)
+{
+	struct uo_tree_advice a;
+	int i, j;
+
+	for (j = 0; j < 5; j++) {
+		for (i = 0; i < UO_TREE_STEPS - 1; i++) {
+			a = whole(UO_WRITE, 1 * MiB, i ? 3 : UO_TREE_GAP_MS + 1);
+			ck_assert_int_eq(a.early, UO_TREE_EARLY_KEEP);
+			ck_assert_int_eq(a.early_forget, j && !i);
+			ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+		}
+	}
+	ck_assert(!tr.run[UO_WRITE].on);
+	/* A tree that came back adopts nothing. */
+	setup();
+	for (i = 0; i < UO_TREE_STEPS - 1; i++)
+		whole(UO_WRITE, 10 * MiB, 3);
+	uo_tree_came_back(&tr, UO_WRITE);
+	a = whole(UO_WRITE, 10 * MiB, 3);
+	ck_assert(a.changed);
+	ck_assert_int_eq(a.early, UO_TREE_EARLY_NONE);
+	ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+}
+END_TEST
+
 START_TEST(test_written_file_read_since)
 {
 	ck_assert(uo_behind_read_since(2000000001, 2000000000));
@@ -424,6 +524,9 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_tree_id_is_the_first_files);
 	tcase_add_test(act, test_written_files_wait_within_a_budget);
 	tcase_add_test(act, test_written_file_read_since);
+	tcase_add_test(act, test_first_written_files_join_the_drop);
+	tcase_add_test(act, test_only_new_written_files_are_candidates);
+	tcase_add_test(act, test_candidates_of_a_run_that_never_is_a_tree);
 	suite_add_tcase(s, act);
 
 	tcase_add_checked_fixture(share, setup, NULL);
