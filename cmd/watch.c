@@ -1688,11 +1688,9 @@ static bool uo_wfan_drain(struct uo_watch *w)
 	return ours;
 }
 
-/* A watched process has exited, and we have not let go of its files yet. */
-static bool uo_wexited(void *ctx)
+/* The pidfds of the watched processes still running, up to 64: how many. */
+static unsigned uo_wpidfds(const struct uo_watch *w, struct pollfd *pfd)
 {
-	struct uo_watch *w = ctx;
-	struct pollfd pfd[64];
 	unsigned i, n;
 
 	for (i = 0, n = 0; i < w->nprocs && n < 64; i++)
@@ -1702,6 +1700,16 @@ static bool uo_wexited(void *ctx)
 			pfd[n].revents = 0;
 			n++;
 		}
+	return n;
+}
+
+/* A watched process has exited, and we have not let go of its files yet. */
+static bool uo_wexited(void *ctx)
+{
+	struct uo_watch *w = ctx;
+	struct pollfd pfd[64];
+	unsigned n = uo_wpidfds(w, pfd);
+
 	return n && poll(pfd, n, 0) > 0;
 }
 
@@ -1786,13 +1794,7 @@ static void uo_wsleep(struct uo_watch *w, int64_t ns)
 			return;
 		ts.tv_sec = left / 1000000000LL;
 		ts.tv_nsec = left % 1000000000LL;
-		for (i = 0, n = 0; i < w->nprocs && n < 64; i++)
-			if (!w->procs[i].gone && w->procs[i].pidfd >= 0) {
-				pfd[n].fd = w->procs[i].pidfd;
-				pfd[n].events = POLLIN;
-				pfd[n].revents = 0;
-				n++;
-			}
+		n = uo_wpidfds(w, pfd);
 		if (w->fan >= 0) {
 			pfd[n].fd = w->fan;
 			pfd[n].events = POLLIN;
