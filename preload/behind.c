@@ -22,9 +22,10 @@
  *
  * Why descriptors of our own here, when tree.c and advise.c keep to the
  * program's: these are opened after the program's close and closed before
- * the call that opened them returns.  The program holds no descriptor of
- * the file any more, so none of its POSIX locks can be released by our
- * close (and a lock anyone holds is checked first); no descriptor is kept
+ * the call that opened them returns.  Our close would release the POSIX
+ * locks the process holds on the file, so none is opened while the
+ * process holds any descriptor of it (uo_behind_held_here: without one it
+ * holds no lock), and a lock anyone else holds is checked first; no descriptor is kept
  * past the call, so none counts against RLIMIT_NOFILE for long, keeps an
  * unlinked file's space, or keeps a filesystem busy.  Risks remain:
  * - watchers see us: inotify and fanotify report an open and a close
@@ -163,6 +164,64 @@ static long uo_behind_renamed(struct uo_behind_file *e, char *to)
 	return fd < 0 ? -1 : fd;
 }
 
+/*
+ * Does this process hold a descriptor of e's file?  Closing any descriptor
+ * of a file releases every POSIX record lock (fcntl F_SETLK, lockf) the
+ * process holds on it, whatever descriptor took it, and the process can
+ * hold one only through a descriptor still open (its last close released
+ * the rest).  So while it holds one, no descriptor of ours but O_PATH
+ * ones (whose close releases nothing) may be opened on the file: asking
+ * F_OFD_GETLK on ours would already be too late, its close would undo the
+ * lock it found.  The descriptors are listed from /proc/thread-self/fd
+ * (the table whose locks our close would release; closing that directory
+ * releases nothing of the file's) and stat'ed one by one, 'skip' (our
+ * O_PATH one) aside.  True too when they cannot be listed, or are more
+ * than UO_BEHIND_FDS: the file is then left alone.
+ */
+#define UO_BEHIND_FDS	256
+
+struct uo_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+static bool uo_behind_held_here(const struct uo_behind_file *e, long skip)
+{
+	uint64_t buf[512];
+	struct uo_file f;
+	long dir, n = 0, off, fd;
+	unsigned seen = 0;
+	bool held = false;
+	const char *c;
+
+	dir = uo_sys(SYS_openat, AT_FDCWD, "/proc/thread-self/fd",
+		     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return true;
+	while (!held && (n = uo_sys(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n && !held; ) {
+			const struct uo_dirent64 *d = (const void *)((char *)buf + off);
+
+			off += d->reclen;
+			for (fd = 0, c = d->name; *c >= '0' && *c <= '9'; c++)
+				fd = fd * 10 + (*c - '0');
+			if (*c || c == d->name || fd == dir || fd == skip)
+				continue;	/* ".", "..", or ours */
+			if (++seen > UO_BEHIND_FDS)
+				held = true;
+			else if (uo_fstat((int)fd, &f) == 0 && f.dev == e->dev && f.ino == e->ino)
+				held = true;
+		}
+	}
+	if (n < 0)
+		held = true;
+	uo_sys(SYS_close, dir);
+	return held;
+}
+
 /* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
 static bool uo_behind_look(struct uo_behind_file *e)
 {
@@ -188,6 +247,11 @@ static bool uo_behind_look(struct uo_behind_file *e)
 	/* The same inode under its final name: shorter, so it fits. */
 	if (moved)
 		memcpy(e->path, renamed, strlen(renamed) + 1);
+	/* Our close would release the program's own record locks on it. */
+	if (uo_behind_held_here(e, path)) {
+		uo_behind_trace(e->path, "left alone (the program holds a descriptor of it)");
+		goto out;
+	}
 	/* That very inode, a regular file: never a device or FIFO swapped in since. */
 	uo_proc_fd_path(link, (int)path);
 	own = uo_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
