@@ -24,7 +24,7 @@
  * program's: these are opened after the program's close and closed before
  * the call that opened them returns.  Our close would release the POSIX
  * locks the process holds on the file, so none is opened while the
- * process holds any descriptor of it (uo_behind_held_here: without one it
+ * process holds a descriptor of it (uo_behind_held_here: without one it
  * holds no lock), and a lock anyone else holds is checked first; no descriptor is kept
  * past the call, so none counts against RLIMIT_NOFILE for long, keeps an
  * unlinked file's space, or keeps a filesystem busy.  Risks remain:
@@ -172,13 +172,24 @@ static long uo_behind_renamed(struct uo_behind_file *e, char *to)
  * the rest).  So while it holds one, no descriptor of ours but O_PATH
  * ones (whose close releases nothing) may be opened on the file: asking
  * F_OFD_GETLK on ours would already be too late, its close would undo the
- * lock it found.  The descriptors are listed from /proc/thread-self/fd
- * (the table whose locks our close would release; closing that directory
- * releases nothing of the file's) and stat'ed one by one, 'skip' (our
- * O_PATH one) aside.  True too when they cannot be listed, or are more
- * than UO_BEHIND_FDS: the file is then left alone.
+ * lock it found.  The regular files the process holds are listed once per
+ * pass (uo_behind_run), from /proc/thread-self/fd (the table whose locks
+ * our close would release; closing that directory releases nothing of
+ * the file's), 'skip' (our O_PATH descriptor) aside.  If they cannot be
+ * listed, or are more than UO_BEHIND_FDS, every file counts as held and
+ * is left alone.  A thread of the program that opens and locks a file
+ * during the pass is not seen: the window is that of the pass.
  */
-#define UO_BEHIND_FDS	256
+#define UO_BEHIND_FDS	32
+
+struct uo_behind_held {
+	bool taken;	/* listed in this pass */
+	bool all;	/* could not be told: every file counts as held */
+	unsigned n;
+	struct {
+		uint64_t dev, ino;
+	} f[UO_BEHIND_FDS];
+};
 
 struct uo_dirent64 {
 	uint64_t ino;
@@ -188,21 +199,24 @@ struct uo_dirent64 {
 	char name[];
 };
 
-static bool uo_behind_held_here(const struct uo_behind_file *e, long skip)
+static void uo_behind_list_held(struct uo_behind_held *h, long skip)
 {
-	uint64_t buf[512];
+	uint64_t buf[128];	/* 1 KiB: this runs on the program's stack */
 	struct uo_file f;
 	long dir, n = 0, off, fd;
-	unsigned seen = 0;
-	bool held = false;
 	const char *c;
 
+	h->taken = true;
+	h->all = false;
+	h->n = 0;
 	dir = uo_sys(SYS_openat, AT_FDCWD, "/proc/thread-self/fd",
 		     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return true;
-	while (!held && (n = uo_sys(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < n && !held; ) {
+	if (dir < 0) {
+		h->all = true;
+		return;
+	}
+	while (!h->all && (n = uo_sys(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n && !h->all; ) {
 			const struct uo_dirent64 *d = (const void *)((char *)buf + off);
 
 			off += d->reclen;
@@ -210,20 +224,39 @@ static bool uo_behind_held_here(const struct uo_behind_file *e, long skip)
 				fd = fd * 10 + (*c - '0');
 			if (*c || c == d->name || fd == dir || fd == skip)
 				continue;	/* ".", "..", or ours */
-			if (++seen > UO_BEHIND_FDS)
-				held = true;
-			else if (uo_fstat((int)fd, &f) == 0 && f.dev == e->dev && f.ino == e->ino)
-				held = true;
+			if (uo_fstat((int)fd, &f) != 0 || !S_ISREG(f.mode))
+				continue;	/* gone since, or no file a lock of ours could be on */
+			if (h->n == UO_BEHIND_FDS) {
+				h->all = true;
+				break;
+			}
+			h->f[h->n].dev = f.dev;
+			h->f[h->n].ino = f.ino;
+			h->n++;
 		}
 	}
 	if (n < 0)
-		held = true;
+		h->all = true;
 	uo_sys(SYS_close, dir);
-	return held;
+}
+
+static bool uo_behind_held_here(struct uo_behind_held *h, const struct uo_behind_file *e,
+				long skip)
+{
+	unsigned i;
+
+	if (!h->taken)
+		uo_behind_list_held(h, skip);
+	if (h->all)
+		return true;
+	for (i = 0; i < h->n; i++)
+		if (h->f[i].dev == e->dev && h->f[i].ino == e->ino)
+			return true;
+	return false;
 }
 
 /* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
-static bool uo_behind_look(struct uo_behind_file *e)
+static bool uo_behind_look(struct uo_behind_file *e, struct uo_behind_held *held)
 {
 	char link[UO_PROC_FD_PATH], renamed[UO_BEHIND_PATH];
 	struct uo_file f;
@@ -248,7 +281,7 @@ static bool uo_behind_look(struct uo_behind_file *e)
 	if (moved)
 		memcpy(e->path, renamed, strlen(renamed) + 1);
 	/* Our close would release the program's own record locks on it. */
-	if (uo_behind_held_here(e, path)) {
+	if (uo_behind_held_here(held, e, path)) {
 		uo_behind_trace(e->path, "left alone (the program holds a descriptor of it)");
 		goto out;
 	}
@@ -269,10 +302,12 @@ out:
 /* Looks at up to 'max' of the oldest files, lock held, until one is still in flight. */
 static void uo_behind_run(unsigned max)
 {
+	struct uo_behind_held held;
 	unsigned i;
 
+	held.taken = false;
 	for (i = 0; i < max && uo_behind.n; i++) {
-		if (!uo_behind_look(&uo_behind.f[uo_behind.head]))
+		if (!uo_behind_look(&uo_behind.f[uo_behind.head], &held))
 			break;
 		uo_behind_forget_oldest();
 	}
