@@ -22,9 +22,10 @@
  *
  * Why descriptors of our own here, when tree.c and advise.c keep to the
  * program's: these are opened after the program's close and closed before
- * the call that opened them returns.  The program holds no descriptor of
- * the file any more, so none of its POSIX locks can be released by our
- * close (and a lock anyone holds is checked first); no descriptor is kept
+ * the call that opened them returns.  Our close would release the POSIX
+ * locks the process holds on the file, so none is opened while the
+ * process holds a descriptor of it (uo_behind_held_here: without one it
+ * holds no lock), and a lock anyone else holds is checked first; no descriptor is kept
  * past the call, so none counts against RLIMIT_NOFILE for long, keeps an
  * unlinked file's space, or keeps a filesystem busy.  Risks remain:
  * - watchers see us: inotify and fanotify report an open and a close
@@ -188,8 +189,99 @@ static long uo_behind_renamed(struct uo_behind_file *e, char *to)
 	return fd < 0 ? -1 : fd;
 }
 
+/*
+ * Does this process hold a descriptor of e's file?  Closing any descriptor
+ * of a file releases every POSIX record lock (fcntl F_SETLK, lockf) the
+ * process holds on it, whatever descriptor took it, and the process can
+ * hold one only through a descriptor still open (its last close released
+ * the rest).  So while it holds one, no descriptor of ours but O_PATH
+ * ones (whose close releases nothing) may be opened on the file: asking
+ * F_OFD_GETLK on ours would already be too late, its close would undo the
+ * lock it found.  The regular files the process holds are listed once per
+ * pass (uo_behind_run), from /proc/thread-self/fd (the table whose locks
+ * our close would release; closing that directory releases nothing of
+ * the file's), 'skip' (our O_PATH descriptor) aside.  If they cannot be
+ * listed, or are more than UO_BEHIND_FDS, every file counts as held and
+ * is left alone.  A thread of the program that opens and locks a file
+ * during the pass is not seen: the window is that of the pass.
+ */
+#define UO_BEHIND_FDS	32
+
+struct uo_behind_held {
+	bool taken;	/* listed in this pass */
+	bool all;	/* could not be told: every file counts as held */
+	unsigned n;
+	struct {
+		uint64_t dev, ino;
+	} f[UO_BEHIND_FDS];
+};
+
+struct uo_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+static void uo_behind_list_held(struct uo_behind_held *h, long skip)
+{
+	uint64_t buf[128];	/* 1 KiB: this runs on the program's stack */
+	struct uo_file f;
+	long dir, n = 0, off, fd;
+	const char *c;
+
+	h->taken = true;
+	h->all = false;
+	h->n = 0;
+	dir = uo_sys(SYS_openat, AT_FDCWD, "/proc/thread-self/fd",
+		     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) {
+		h->all = true;
+		return;
+	}
+	while (!h->all && (n = uo_sys(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n && !h->all; ) {
+			const struct uo_dirent64 *d = (const void *)((char *)buf + off);
+
+			off += d->reclen;
+			for (fd = 0, c = d->name; *c >= '0' && *c <= '9'; c++)
+				fd = fd * 10 + (*c - '0');
+			if (*c || c == d->name || fd == dir || fd == skip)
+				continue;	/* ".", "..", or ours */
+			if (uo_fstat((int)fd, &f) != 0 || !S_ISREG(f.mode))
+				continue;	/* gone since, or no file a lock of ours could be on */
+			if (h->n == UO_BEHIND_FDS) {
+				h->all = true;
+				break;
+			}
+			h->f[h->n].dev = f.dev;
+			h->f[h->n].ino = f.ino;
+			h->n++;
+		}
+	}
+	if (n < 0)
+		h->all = true;
+	uo_sys(SYS_close, dir);
+}
+
+static bool uo_behind_held_here(struct uo_behind_held *h, const struct uo_behind_file *e,
+				long skip)
+{
+	unsigned i;
+
+	if (!h->taken)
+		uo_behind_list_held(h, skip);
+	if (h->all)
+		return true;
+	for (i = 0; i < h->n; i++)
+		if (h->f[i].dev == e->dev && h->f[i].ino == e->ino)
+			return true;
+	return false;
+}
+
 /* Is e done with (dropped or forgotten)?  False: still being written back, look again later. */
-static bool uo_behind_look(struct uo_behind_file *e)
+static bool uo_behind_look(struct uo_behind_file *e, struct uo_behind_held *held)
 {
 	char link[UO_PROC_FD_PATH], renamed[UO_BEHIND_PATH];
 	struct uo_file f;
@@ -221,6 +313,11 @@ static bool uo_behind_look(struct uo_behind_file *e)
 	/* The same inode under its final name: shorter, so it fits. */
 	if (moved)
 		memcpy(e->path, renamed, strlen(renamed) + 1);
+	/* Our close would release the program's own record locks on it. */
+	if (uo_behind_held_here(held, e, path)) {
+		uo_behind_trace(e->path, "left alone (the program holds a descriptor of it)");
+		goto out;
+	}
 	/* That very inode, a regular file: never a device or FIFO swapped in since. */
 	uo_proc_fd_path(link, (int)path);
 	own = uo_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -238,10 +335,12 @@ out:
 /* Looks at up to 'max' of the oldest files, lock held, until one is still in flight. */
 static void uo_behind_run(unsigned max)
 {
+	struct uo_behind_held held;
 	unsigned i;
 
+	held.taken = false;
 	for (i = 0; i < max && uo_behind.n; i++) {
-		if (!uo_behind_look(&uo_behind.f[uo_behind.head]))
+		if (!uo_behind_look(&uo_behind.f[uo_behind.head], &held))
 			break;
 		uo_behind_forget_oldest();
 	}

@@ -454,6 +454,57 @@ START_TEST(test_write_stream_keeps_the_programs_lock)
 }
 END_TEST
 
+/*
+ * The same for a tree's written file (behind.c): a program writing many
+ * new files (tree mode) takes a lock on one it wrote, through a new
+ * descriptor it keeps, and goes on writing.  The deferred drop looks at
+ * that file again at the next closes; a descriptor of its own opened and
+ * closed on it would release the program's lock.
+ */
+static void write_tree_file(const char *path)
+{
+	static char block[128 * 1024];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	memset(block, 't', sizeof(block));
+	ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+	ck_assert_int_eq(close(fd), 0);
+}
+
+START_TEST(test_tree_written_file_keeps_the_programs_lock)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char sub[PATH_MAX], path[PATH_MAX];
+	int lk, i;
+
+	if (!droppable)
+		return;
+	path_in(sub, "locktree");
+	ck_assert(mkdir(sub, 0700) == 0 || errno == EEXIST);
+	for (i = 0; i < 40; i++) {
+		snprintf(path, sizeof(path), "%s/f%03d", sub, i);
+		write_tree_file(path);
+	}
+	/* The last one written, still waiting in the ring: locked, kept open. */
+	snprintf(path, sizeof(path), "%s/f%03d", sub, 39);
+	lk = open(path, O_RDWR);
+	ck_assert_int_ge(lk, 0);
+	ck_assert_int_eq(fcntl(lk, F_SETLK, &fl), 0);
+	ck_assert_msg(lock_seen_by_another(path), "the lock cannot be seen at all");
+	/* Clean, so that the next closes look at it (and would drop it). */
+	ck_assert_int_eq(syncfs(lk), 0);
+	for (i = 40; i < 60; i++) {
+		char more[PATH_MAX];
+
+		snprintf(more, sizeof(more), "%s/f%03d", sub, i);
+		write_tree_file(more);
+	}
+	ck_assert_msg(lock_seen_by_another(path), "the program's lock was released behind its back");
+	ck_assert_int_eq(close(lk), 0);
+}
+END_TEST
+
 /* Dirty pages of [off, off + len), or -1 without cachestat (Linux 6.5). */
 static long dirty_pages(int fd, unsigned long long off, unsigned long long len)
 {
@@ -778,6 +829,7 @@ static Suite *hooks_suite(void)
 	tcase_add_loop_test(guard, test_precached_pages_stay, 0, 2);
 	tcase_add_loop_test(guard, test_write_stream_is_flushed_and_dropped, 0, 2);
 	tcase_add_test(guard, test_write_stream_keeps_the_programs_lock);
+	tcase_add_test(guard, test_tree_written_file_keeps_the_programs_lock);
 	tcase_add_test(guard, test_new_file_written_out_before_the_threshold);
 	tcase_add_test(guard, test_small_stdio_calls_stream);
 	tcase_add_test(guard, test_overwrite_of_cached_file_stays);
