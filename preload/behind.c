@@ -458,10 +458,12 @@ void uo_behind_early(int fd, const struct uo_file *f, bool forget)
 
 void uo_behind_adopt(void)
 {
+	struct uo_behind_held held;
 	unsigned i;
 
 	if (!uo_try_own(&uo_behind_owner))
 		return;
+	held.taken = false;
 	uo_behind_set_budget();
 	/*
 	 * Each is looked at once now, not only the oldest: those already
@@ -472,7 +474,7 @@ void uo_behind_adopt(void)
 		struct uo_behind_file *e = &uo_early.f[i];
 
 		e->unflushed = 1;
-		if (uo_behind_look(e))
+		if (uo_behind_look(e, &held))
 			continue;
 		e->unflushed = 0;
 		uo_behind_push(e);

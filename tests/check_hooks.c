@@ -475,7 +475,7 @@ static void write_tree_file(const char *path)
 START_TEST(test_tree_written_file_keeps_the_programs_lock)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char sub[PATH_MAX], path[PATH_MAX];
+	char sub[PATH_MAX], path[PATH_MAX + 16];
 	int lk, i;
 
 	if (!droppable)
