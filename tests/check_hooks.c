@@ -495,7 +495,7 @@ START_TEST(test_tree_written_file_keeps_the_programs_lock)
 	/* Clean, so that the next closes look at it (and would drop it). */
 	ck_assert_int_eq(syncfs(lk), 0);
 	for (i = 40; i < 60; i++) {
-		char more[PATH_MAX];
+		char more[PATH_MAX + 16];
 
 		snprintf(more, sizeof(more), "%s/f%03d", sub, i);
 		write_tree_file(more);
