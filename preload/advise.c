@@ -293,16 +293,21 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
  * A writeback error is the program's to report, and its own descriptors
  * still report it; but this check counts it as seen, and a descriptor
  * opened later (a "sync FILE" after the program closed it) would not hear
- * of it.  So it is said once, on stderr, where the user sees it.
+ * of it.  So it is said once, on stderr, where the user sees it, and the
+ * process asks no more: on a failing disk every later file would lose its
+ * error the same way (tar x of 80 files: a `sync FILE` loop failed for 64
+ * bare, for none after the library had asked each).  Their pages stay
+ * cached, as without the library, and their errors wait for whoever asks.
  */
+static _Atomic int uo_wb_failure_seen;
+
 static void uo_say_writeback_failed(int fd, int err)
 {
-	static _Atomic int said;
 	char link[UO_PROC_FD_PATH], path[256];
 	struct uo_line l;
 	long n;
 
-	if (atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+	if (atomic_exchange_explicit(&uo_wb_failure_seen, 1, memory_order_relaxed))
 		return;
 	uo_proc_fd_path(link, fd);
 	n = uo_sys(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
@@ -357,7 +362,7 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 	long own;
 	int err;
 
-	if (uo_file_locked(fd))
+	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed) || uo_file_locked(fd))
 		return true;
 	uo_proc_fd_path(path, fd);
 	own = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -573,8 +578,14 @@ void uo_flush_tree_file(int fd, uint64_t size)
 bool uo_drop_written_tree_file(int own, uint64_t size)
 {
 	struct uo_range all = { 0, UO_EOF };
-	int err = uo_sync_file_range(own, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE);
+	int err;
 
+	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed)) {
+		uo_trace_advice(-1, "kept a written file (a writeback failed before: not asked)",
+				all, 0, 0);
+		return false;
+	}
+	err = uo_sync_file_range(own, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE);
 	if (err) {
 		uo_say_writeback_failed(own, -err);
 		UO_STAT_ADD(advice_errors, 1);

@@ -280,6 +280,7 @@ static char fd_src[600], fd_tar[600];
 struct tree_run {
 	unsigned differ;	/* files that read back unlike the source */
 	unsigned dropped;	/* files less than half cached just after tar exited */
+	unsigned sync_failed;	/* files whose `sync FILE` afterwards still hears of an error */
 	char out[4096];
 };
 
@@ -288,7 +289,9 @@ static void tree_on_failing_disk(bool with, struct tree_run *tr)
 	char dst[600], report[600], a[700], b[700];
 	/* Written back in both runs before reading: a write that fails is seen to fail. */
 	const char *argv[] = { "sh", "-c", "tar xf \"$0\" -C \"$1\" 2>&1; echo \"tar exit $?\"; "
-			       "sync -f \"$1\" 2>/dev/null", fd_tar, dst, NULL };
+			       "sync -f \"$1\" 2>/dev/null; n=0; for f in \"$1\"/f*; do "
+			       "sync \"$f\" 2>/dev/null || n=$((n+1)); done; echo \"sync failed $n\"",
+			       fd_tar, dst, NULL };
 	const char *env[] = { "USEONCE_REUSE=0", NULL };
 	const char *drop[] = { "USEONCE_", NULL };
 	struct uot_cmd c = { .argv = argv, .preload = with, .env = env, .drop = drop,
@@ -327,6 +330,9 @@ static void tree_on_failing_disk(bool with, struct tree_run *tr)
 	n = fread(tr->out, 1, sizeof(tr->out) - 1, f);
 	tr->out[n] = '\0';
 	fclose(f);
+	ck_assert_msg(strstr(tr->out, "sync failed ") &&
+		      sscanf(strstr(tr->out, "sync failed "), "sync failed %u", &tr->sync_failed) == 1,
+		      "no count of sync failures: %s", tr->out);
 	uot_disk_down();
 	printf("faildisk: tar x of %u x %u MiB %s the library: %u files read back unlike the "
 	       "source, %u dropped; tar said:\n%s", FD_FILES, FD_FILE_MIB,
@@ -360,6 +366,16 @@ START_TEST(test_failing_disk_tar_x_keeps_failed_pages)
 	ck_assert_msg(with.differ <= without.differ + FD_NOISE, "with the library %u files "
 		      "read back unlike the source, %u without: pages whose writeback failed "
 		      "were dropped", with.differ, without.differ);
+	/*
+	 * Asking a file for its writeback error counts the error as seen: the
+	 * library asks until the first failure, then no more, so a later
+	 * `sync FILE` still hears of every other file's (before: 0 of 64).
+	 */
+	ck_assert_msg(without.sync_failed >= 5, "only %u files failed to write without the "
+		      "library: the test shows nothing", without.sync_failed);
+	ck_assert_msg(with.sync_failed + FD_NOISE >= without.sync_failed, "a later sync FILE "
+		      "failed for %u files with the library, %u without: their errors were used "
+		      "up", with.sync_failed, without.sync_failed);
 }
 END_TEST
 
