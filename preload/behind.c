@@ -304,8 +304,8 @@ static bool uo_behind_look(struct uo_behind_file *e, struct uo_behind_held *held
 	}
 	/* A candidate's filesystem was not asked at its close (one call fewer there). */
 	if (e->disk_unknown) {
-		if (!uo_on_local_disk((int)path)) {
-			uo_behind_trace(e->path, "forgotten (not a local disk filesystem)");
+		if (uo_not_for_later((int)path)) {
+			uo_behind_trace(e->path, "forgotten (not on a local disk mounted with access times)");
 			goto out;
 		}
 		e->disk_unknown = 0;
@@ -388,11 +388,13 @@ static void uo_behind_push(const struct uo_behind_file *e)
 void uo_behind_closing(int fd, const struct uo_file *f)
 {
 	struct uo_behind_file e;
+	const char *why;
 
 	if (uo_config.dryrun)
 		return;
-	if (!uo_on_local_disk(fd)) {
-		uo_trace(fd, "not dropped later", "not a local disk filesystem");
+	why = uo_not_for_later(fd);
+	if (why) {
+		uo_trace(fd, "not dropped later", why);
 		return;
 	}
 	if (!uo_behind_path(fd, e.path))

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 
 #include "classify.h"
@@ -63,11 +64,20 @@ static bool uo_disk_fs(unsigned long type)
 	}
 }
 
-bool uo_on_local_disk(int fd)
+const char *uo_not_for_later(int fd)
 {
 	struct statfs sfs;
 
-	return uo_sys(SYS_fstatfs, fd, &sfs) == 0 && uo_disk_fs((unsigned long)sfs.f_type);
+	if (uo_sys(SYS_fstatfs, fd, &sfs) != 0 || !uo_disk_fs((unsigned long)sfs.f_type))
+		return "not a local disk filesystem";
+	/*
+	 * Whether a written file was read since is told by its access time
+	 * alone: on a noatime mount a file read back (a build of what tar x
+	 * unpacked, a test's fixtures) looks unread and would be dropped.
+	 */
+	if (sfs.f_flags & ST_NOATIME)
+		return "mounted noatime: a read since it was written cannot be told";
+	return NULL;
 }
 
 const char *uo_classify(int fd, struct uo_file *f)

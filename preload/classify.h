@@ -15,8 +15,12 @@
 
 /* NULL if the descriptor is worth guarding (*f then describes its file), else why not. */
 const char *uo_classify(int fd, struct uo_file *f);
-/* Is the file on a local disk filesystem (ext4, xfs, btrfs...), not tmpfs, FUSE, NFS, overlay? */
-bool uo_on_local_disk(int fd);
+/*
+ * NULL if a written file may be dropped later by the deferred drop
+ * (behind.c): on a local disk filesystem (ext4, xfs, btrfs..., not tmpfs,
+ * FUSE, NFS, overlay) mounted with access times, else why not.
+ */
+const char *uo_not_for_later(int fd);
 /* NULL if the config's never/always rules let the file be guarded, else why not. */
 const char *uo_path_rule(int fd);
 /* Does fd still name the file 'was'?  (A raw close and a reuse make it another.) */
