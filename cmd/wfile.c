@@ -130,10 +130,12 @@ void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 }
 
 /*
- * Is the disk under fd's filesystem busy writing: half its queue or more
- * holds writes?  Then writeback we start would wait for room in the queue,
- * with the file open (UO_WF_INFLIGHT says what that did), and the disk is
- * at work anyway.  /sys/dev/block/MAJ:MIN/inflight counts what is in
+ * Is the disk under fd's filesystem busy writing: its queue full of
+ * writes?  Then writeback we start would wait for room in the queue, with
+ * the file open (UO_WF_INFLIGHT says what that did), and the disk is at
+ * work anyway.  Full, not half full: a watcher that started nothing while
+ * another writer kept half the queue busy let a parallel copy's dirty
+ * pages reach 83 MiB in a 256 MiB cgroup and push out half the hot set.  /sys/dev/block/MAJ:MIN/inflight counts what is in
  * flight, queue/nr_requests (the whole disk's, for a partition) how much
  * may be.  Filesystems with no such device (btrfs's anonymous devices,
  * device-mapper) are never taken as busy: the file's own bound applies.
@@ -174,7 +176,7 @@ static bool uo_wf_disk_busy(int fd)
 		buf[n] = '\0';
 		nr = strtoul(buf, NULL, 10);
 	}
-	return nr && wr * 2 >= nr;
+	return nr && wr >= nr;
 }
 
 void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
