@@ -356,23 +356,35 @@ bool uo_file_locked(int fd)
  * (no /proc, no read access, a record lock on the file): the pages are
  * then kept.
  */
+static bool uo_own_writeback_failed(int own, struct uo_range r)
+{
+	int err;
+
+	/* After a first failure nothing is asked: the other files keep their errors. */
+	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed))
+		return true;
+	err = uo_sync_file_range(own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
+	if (err)
+		uo_say_writeback_failed(own, -err);
+	return err != 0;
+}
+
 static bool uo_writeback_failed(int fd, struct uo_range r)
 {
 	char path[UO_PROC_FD_PATH];
 	long own;
-	int err;
+	bool failed;
 
+	/* Asked first here too: after a failure no descriptor of ours is opened at all. */
 	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed) || uo_file_locked(fd))
 		return true;
 	uo_proc_fd_path(path, fd);
 	own = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (own < 0)
 		return true;
-	err = uo_sync_file_range((int)own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
+	failed = uo_own_writeback_failed((int)own, r);
 	uo_sys(SYS_close, own);
-	if (err)
-		uo_say_writeback_failed(fd, -err);
-	return err != 0;
+	return failed;
 }
 
 /*
@@ -580,16 +592,10 @@ bool uo_drop_written_tree_file(int own, uint64_t size)
 	struct uo_range all = { 0, UO_EOF };
 	int err;
 
-	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed)) {
-		uo_trace_advice(-1, "kept a written file (a writeback failed before: not asked)",
-				all, 0, 0);
-		return false;
-	}
-	err = uo_sync_file_range(own, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE);
-	if (err) {
-		uo_say_writeback_failed(own, -err);
+	if (uo_own_writeback_failed(own, all)) {
 		UO_STAT_ADD(advice_errors, 1);
-		uo_trace_advice(-1, "kept a written file (writeback failed: the only good copy)", all, 0, 0);
+		uo_trace_advice(-1, "kept a written file (writeback failed, here or before: "
+				"the only good copy is not asked for)", all, 0, 0);
 		return false;
 	}
 	err = -uo_fadvise_dontneed(own, 0, 0);

@@ -115,6 +115,14 @@ static void uo_behind_trace(const char *path, const char *what)
 	uo_line_trace(&l);
 }
 
+/* Lock held: the candidates are forgotten undropped. */
+static void uo_early_clear(void)
+{
+	uo_early.n = 0;
+	uo_early.bytes = 0;
+	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
+}
+
 static void uo_behind_forget_oldest(void)
 {
 	uo_behind.bytes -= uo_behind.f[uo_behind.head].size;
@@ -428,10 +436,8 @@ void uo_behind_early(int fd, const struct uo_file *f, bool forget)
 	if (!uo_try_own(&uo_behind_owner))
 		return;
 	/* The run before this file's ended: its candidates go, under the same lock. */
-	if (forget) {
-		uo_early.n = 0;
-		uo_early.bytes = 0;
-	}
+	if (forget)
+		uo_early_clear();
 	/*
 	 * The oldest go first, as in the ring: past the budget they stay to
 	 * the kernel.  The process's memory is not asked here (a dozen system
@@ -481,9 +487,7 @@ void uo_behind_adopt(void)
 		e->unflushed = 0;
 		uo_behind_push(e);
 	}
-	uo_early.n = 0;
-	uo_early.bytes = 0;
-	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
+	uo_early_clear();
 	uo_release(&uo_behind_owner);
 }
 
@@ -493,9 +497,7 @@ void uo_behind_early_forget(void)
 	if (!atomic_load_explicit(&uo_early_waiting, memory_order_relaxed) ||
 	    !uo_try_own(&uo_behind_owner))
 		return;
-	uo_early.n = 0;
-	uo_early.bytes = 0;
-	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
+	uo_early_clear();
 	uo_release(&uo_behind_owner);
 }
 

@@ -149,8 +149,8 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t);
 /*
  * Writers: what they may have in flight (dirty or under writeback) before
  * they wait for the disk.  'budget' is the process's (a share of the
- * memory it may use; closing, the smaller share its closed streams may
- * leave); 'tails' what the write streams it closed left in flight, never
+ * memory it may use; closing, what its closed streams may leave in all:
+ * two windows, advise.c says why); 'tails' what the write streams it closed left in flight, never
  * waited for; 'in_flight' what this stream has from where its next drop
  * starts.  Returns the level to wait down to, or UO_NO_WAIT.  Writing, a
  * stream waits only past the budget, down to half a window under it.
