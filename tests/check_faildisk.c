@@ -369,11 +369,16 @@ START_TEST(test_failing_disk_tar_x_keeps_failed_pages)
 	/*
 	 * Asking a file for its writeback error counts the error as seen: the
 	 * library asks until the first failure, then no more, so a later
-	 * `sync FILE` still hears of every other file's (before: 0 of 64).
+	 * `sync FILE` still hears of every other file's (1 of 64 when it asked
+	 * each, 63 after).  The counts are not equal: the library starts
+	 * writeback early, so more files reach the disk before it fills (63
+	 * against 104 bare in one run).  But 120 MiB cannot fit on the 64 MiB
+	 * disk: over half the files fail either way, so a quarter of bare's
+	 * failures still told is a bound only used-up errors can break.
 	 */
-	ck_assert_msg(without.sync_failed >= 5, "only %u files failed to write without the "
+	ck_assert_msg(without.sync_failed >= 20, "only %u files failed to write without the "
 		      "library: the test shows nothing", without.sync_failed);
-	ck_assert_msg(with.sync_failed + FD_NOISE >= without.sync_failed, "a later sync FILE "
+	ck_assert_msg(with.sync_failed * 4 >= without.sync_failed, "a later sync FILE "
 		      "failed for %u files with the library, %u without: their errors were used "
 		      "up", with.sync_failed, without.sync_failed);
 }
