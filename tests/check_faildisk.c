@@ -254,31 +254,40 @@ END_TEST
  * (behind.c); a file whose writeback failed is clean too, and its pages
  * may be the only good copy: they must be kept.  Read back just after
  * tar exits and a sync (so that the bare run's writes too have been tried
- * and failed), the files must match the source as often with the library
- * as without (the kernel loses a few by itself: pages whose write failed
- * and that it no longer counts as up to date, extents it could not
- * convert), and with the library some files must have been dropped (those
- * written back before the disk filled up), or this test shows nothing.
+ * and failed), the files the library dropped must match the source, and
+ * some files must have been dropped (those written back before the disk
+ * filled up), or this test shows nothing.
+ *
+ * Files that read back wrong while still cached are not the library's:
+ * it drops a file whole or not at all, and the kernel itself loses pages
+ * on this disk (delayed allocation failing once the journal aborted
+ * leaves folios in the cache but no longer up to date, and extents it
+ * could not convert read back as zeros).  Seen bare: 4 files 88-99%
+ * cached reading back wrong; with the library in one run 10 files
+ * 98-100% cached, its drops all good.  Which files the kernel loses
+ * depends on when their writeback ran, which the library moves earlier,
+ * so those are counted and printed, not compared.
  */
 #define FD_FILES	120
 #define FD_FILE_MIB	1
 /*
- * Files the two runs may differ by without the library being at fault.
- * The loop device on a full tmpfs completes a write that tmpfs took only
- * in part as a success: the rest of that request is lost with no error
- * anywhere (the file at the point where the tmpfs filled up read back
- * with its last 400 KiB zero, its writeback "ok").  Only the page cache
- * still has it, and no check can tell: measured 0 or 1 such file a run
- * with the library, 0 without.  Pages whose failure is told (the real
- * case) are what this test is about: dropping them anyway made 33 of
- * 120 files read back wrong.
+ * Dropped files that may read back wrong without the library being at
+ * fault.  The loop device on a full tmpfs completes a write that tmpfs
+ * took only in part as a success: the rest of that request is lost with
+ * no error anywhere (the file at the point where the tmpfs filled up read
+ * back with its last 400 KiB zero, its writeback "ok").  Only the page
+ * cache still has it, and no check can tell: measured 0 or 1 such file a
+ * run with the library.  Pages whose failure is told (the real case) are
+ * what this test is about: dropping them anyway made 33 of 120 files read
+ * back wrong.
  */
-#define FD_NOISE	8
+#define FD_NOISE	4
 
 static char fd_src[600], fd_tar[600];
 
 struct tree_run {
 	unsigned differ;	/* files that read back unlike the source */
+	unsigned lost_dropped;	/* of those, files less than half cached before reading */
 	unsigned dropped;	/* files less than half cached just after tar exited */
 	unsigned sync_failed;	/* files whose `sync FILE` afterwards still hears of an error */
 	char out[4096];
@@ -321,6 +330,8 @@ static void tree_on_failing_disk(bool with, struct tree_run *tr)
 		snprintf(b, sizeof(b), "%s/f%03u", dst, i);
 		if (uot_sh("cmp -s '%s' '%s'", a, b) != 0) {
 			tr->differ++;
+			if (res[i] < 50.0)
+				tr->lost_dropped++;
 			printf("faildisk: tar x %s the library: f%03u reads back unlike the source "
 			       "(%.0f%% of it was cached)\n", with ? "with" : "without", i, res[i]);
 		}
@@ -335,8 +346,8 @@ static void tree_on_failing_disk(bool with, struct tree_run *tr)
 		      "no count of sync failures: %s", tr->out);
 	uot_disk_down();
 	printf("faildisk: tar x of %u x %u MiB %s the library: %u files read back unlike the "
-	       "source, %u dropped; tar said:\n%s", FD_FILES, FD_FILE_MIB,
-	       with ? "with" : "without", tr->differ, tr->dropped, tr->out);
+	       "source (%u of them not cached), %u dropped; tar said:\n%s", FD_FILES, FD_FILE_MIB,
+	       with ? "with" : "without", tr->differ, tr->lost_dropped, tr->dropped, tr->out);
 }
 
 START_TEST(test_failing_disk_tar_x_keeps_failed_pages)
@@ -363,9 +374,9 @@ START_TEST(test_failing_disk_tar_x_keeps_failed_pages)
 	tree_on_failing_disk(true, &with);
 	ck_assert_msg(with.dropped >= 5, "with the library only %u files were dropped: "
 		      "the test shows nothing", with.dropped);
-	ck_assert_msg(with.differ <= without.differ + FD_NOISE, "with the library %u files "
-		      "read back unlike the source, %u without: pages whose writeback failed "
-		      "were dropped", with.differ, without.differ);
+	ck_assert_msg(with.lost_dropped <= without.lost_dropped + FD_NOISE, "with the library "
+		      "%u files not cached read back unlike the source, %u without: pages whose "
+		      "writeback failed were dropped", with.lost_dropped, without.lost_dropped);
 	/*
 	 * Asking a file for its writeback error counts the error as seen: the
 	 * library asks until the first failure, then no more, so a later
