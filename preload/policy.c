@@ -408,6 +408,8 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 		return adv;
 	if (r->count < UO_TREE_FILES)
 		r->count++;
+	if (r->own < UINT32_MAX)
+		r->own++;
 	if (r->count <= UO_TREE_ID_FILES) {
 		r->id = uo_tree_mix(r->id ? r->id : 1, f->key);
 		adv.ask_record = r->count == UO_TREE_ID_FILES && f->key;
@@ -493,6 +495,9 @@ void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run,
 		       uint64_t owner)
 {
 	memset(out, 0, sizeof(*out));
+	/* A process that moved many files is no short sibling: nothing to continue. */
+	if (run->own > UO_SIBLING_FILES)
+		return;
 	out->owner = owner;
 	out->last_ms = run->last_ms;
 	out->bytes = run->bytes;

@@ -307,6 +307,7 @@ struct uo_tree_run {
 	uint64_t bytes;		/* bytes of its files */
 	uint64_t id;		/* hash of its first UO_TREE_ID_FILES files: which tree */
 	uint32_t count;		/* its files, up to UO_TREE_FILES */
+	uint32_t own;		/* of them, this process's (the rest: its siblings', shared) */
 	uint8_t on;		/* it is a tree */
 	uint8_t kept;		/* the record says this tree came back: left to the kernel */
 };
@@ -404,7 +405,12 @@ static inline bool uo_behind_read_since(int64_t atime_ns, int64_t ctime_ns)
  * word, written whole with one pwrite and read with one pread.  An entry
  * torn by two writers, damaged, from another parent, from the future or
  * too old is not used; what a process takes from it is checked again.
+ * Only a short process shares: one that moved more than UO_SIBLING_FILES
+ * files itself (tar x, a build step) is a run of its own, and leaves an
+ * empty entry, so that the next program its parent starts (a build after
+ * tar x) starts afresh.
  */
+#define UO_SIBLING_FILES	UO_TREE_STEPS
 struct uo_tree_share {
 	uint64_t owner;		/* the parent process (and boot), hashed; 0: empty */
 	uint64_t last_ms;

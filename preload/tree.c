@@ -104,7 +104,9 @@ const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning
  *   not held, not locked, not read since written, on a local disk, clean,
  *   no writeback error on a description of our own);
  * - at exit, after the deferred drop's last look, this process's runs and
- *   the written files still in flight are left there for the next one.
+ *   the written files still in flight are left there for the next one, if
+ *   it is a short process (policy.h, UO_SIBLING_FILES: tar x followed by
+ *   a build is two runs, not one).
  * A process that sees a writeback fail hands a mark instead of files: its
  * siblings then drop no written page and ask for no error (advise.c), as
  * one process would.  A process that moves no file of UO_TREE_MIN whole
@@ -240,22 +242,25 @@ void uo_tree_exit(void)
 	    (int32_t)uo_sys(SYS_getpid) != uo_sib.pid || !uo_clock_ms(CLOCK_MONOTONIC, &now))
 		return;
 	memset(b, 0, sizeof(*b));
+	if (!uo_try_own(&uo_tree_owner))
+		return;
+	for (dir = UO_READ; dir <= UO_WRITE; dir++)
+		uo_tree_share_put(&b->run[dir], &uo_trees.run[dir], dir, uo_sib.owner);
+	uo_release(&uo_tree_owner);
 	if (uo_writeback_failure_seen()) {
 		n = 1;
 		b->files[0].flags = UO_HANDOFF_FAILED;
-	} else {
+	} else if (b->run[UO_WRITE].owner) {
+		/* Only a short process's run is shared, and with it its files. */
 		n = uo_behind_hand(b->files, UO_HANDOFF_FILES);
+	} else {
+		n = 0;
 	}
 	for (i = 0; i < n; i++) {
 		b->files[i].owner = uo_sib.owner;
 		b->files[i].handed_ms = now;
 		uo_handoff_seal(&b->files[i]);
 	}
-	if (!uo_try_own(&uo_tree_owner))
-		return;
-	for (dir = UO_READ; dir <= UO_WRITE; dir++)
-		uo_tree_share_put(&b->run[dir], &uo_trees.run[dir], dir, uo_sib.owner);
-	uo_release(&uo_tree_owner);
 	uo_record_sibling_put(uo_sib.owner, b);
 }
 

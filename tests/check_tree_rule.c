@@ -635,6 +635,42 @@ START_TEST(test_short_copiers_share_both_sides)
 }
 END_TEST
 
+/*
+ * A process that moved many files itself (tar x) shares nothing: the next
+ * program its parent starts at once (a build writing 20 objects) is no
+ * tree, however soon it comes.
+ */
+START_TEST(test_a_long_sibling_shares_nothing)
+{
+	struct uo_tree_share rec;
+	struct uo_trees mine;
+	uint64_t owner = 0xcafe;
+	int i, acted = 0;
+
+	for (i = 0; i < 40; i++)
+		whole(UO_WRITE, 128 * KiB, 3);
+	ck_assert(tr.run[UO_WRITE].on);
+	uo_tree_share_put(&rec, &tr.run[UO_WRITE], UO_WRITE, owner);
+	memset(&mine, 0, sizeof(mine));
+	now += 5;
+	ck_assert(!uo_tree_share_get(&mine.run[UO_WRITE], &t, &rec, UO_WRITE, owner, now));
+	tr = mine;
+	for (i = 0; i < 20; i++)
+		if (whole(UO_WRITE, 256 * KiB, 3).verdict != UO_TREE_LEAVE)
+			acted++;
+	ck_assert_int_eq(acted, 0);
+	/* A short one (find -exec cp: one file each) shares. */
+	memset(&mine, 0, sizeof(mine));
+	tr = mine;
+	whole(UO_WRITE, 128 * KiB, 3);
+	uo_tree_share_put(&rec, &tr.run[UO_WRITE], UO_WRITE, owner);
+	memset(&mine, 0, sizeof(mine));
+	ck_assert(uo_tree_share_get(&mine.run[UO_WRITE], &t, &rec, UO_WRITE, owner, now + 5));
+	ck_assert_uint_eq(mine.run[UO_WRITE].count, 1);
+	ck_assert_uint_eq(mine.run[UO_WRITE].own, 0);
+}
+END_TEST
+
 /* A parent whose processes come seconds apart (an interactive shell) never makes a tree. */
 START_TEST(test_siblings_far_apart_share_nothing)
 {
@@ -705,6 +741,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(share, test_handoff_refuses_what_is_not_sound);
 	tcase_add_test(share, test_short_copiers_share_both_sides);
 	tcase_add_test(share, test_siblings_far_apart_share_nothing);
+	tcase_add_test(share, test_a_long_sibling_shares_nothing);
 	suite_add_tcase(s, share);
 	return s;
 }
