@@ -53,7 +53,7 @@ struct uo_record_entry {
  * only makes one of them start its run again, and a block two siblings
  * write at once (xargs -P) loses files, which then stay cached.
  */
-#define UO_RECORD_PARENTS	8
+#define UO_RECORD_PARENTS	4
 #define UO_RECORD_TOTAL		(UO_RECORD_SIZE + UO_RECORD_PARENTS * sizeof(struct uo_record_sibling))
 
 static uint64_t uo_mix(uint64_t h, uint64_t v)

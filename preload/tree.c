@@ -110,8 +110,9 @@ const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning
  * A process that sees a writeback fail hands a mark instead of files: its
  * siblings then drop no written page and ask for no error (advise.c), as
  * one process would.  A process that moves no file of UO_TREE_MIN whole
- * pays nothing for this; one that does pays about fifteen system calls,
- * once at its first such close and once at exit.
+ * pays nothing for this; one that does pays about 35 system calls, at its
+ * first such close (the parent's start time, the record's block) and at
+ * exit (the block written back).
  *
  * Writeback errors across processes: the error check opens a description
  * after the writer's descriptor is gone.  The kernel reports an error no
@@ -128,8 +129,8 @@ static struct {
 	uint64_t owner;		/* the parent, hashed; 0: none, or not asked yet */
 	int32_t pid;		/* the process that asked: a forked child shares nothing */
 	bool asked;
-	unsigned taken;
-	struct uo_record_sibling block;	/* static: 4 KiB is too much for the program's stack */
+	_Atomic unsigned taken;	/* sound entries at the front of 'block', not taken yet */
+	struct uo_record_sibling block;	/* static: 8 KiB is too much for the program's stack */
 } uo_sib;
 
 static uint64_t uo_sib_mix(uint64_t h, uint64_t v)
@@ -143,7 +144,7 @@ static uint64_t uo_sib_mix(uint64_t h, uint64_t v)
 static uint64_t uo_sib_parent(void)
 {
 	char path[32] = "/proc/", buf[512], digits[12];
-	long ppid = uo_sys(SYS_getppid), fd, n;
+	long ppid = uo_sys(SYS_getppid), parent = ppid, fd, n;
 	uint64_t start = 0;
 	unsigned i = 0, field;
 	char *p;
@@ -176,7 +177,7 @@ static uint64_t uo_sib_parent(void)
 		start = start * 10 + (uint64_t)(*p++ - '0');
 	if (field != 22 || !start)
 		return 0;
-	start = uo_sib_mix(uo_sib_mix(0x7369626c696e6773ULL, (uint64_t)uo_sys(SYS_getppid)), start);
+	start = uo_sib_mix(uo_sib_mix(0x7369626c696e6773ULL, (uint64_t)parent), start);
 	return start ? start : 1;
 }
 
@@ -189,7 +190,7 @@ static void uo_sib_ask(uint64_t now_ms)
 {
 	struct uo_record_sibling *b = &uo_sib.block;
 	bool failed = false;
-	unsigned dir, i;
+	unsigned dir, i, n;
 
 	uo_sib.asked = true;
 	uo_sib.pid = (int32_t)uo_sys(SYS_getpid);
@@ -197,33 +198,35 @@ static void uo_sib_ask(uint64_t now_ms)
 	if (!uo_sib.owner || !uo_record_sibling_get(uo_sib.owner, b))
 		return;
 	for (dir = UO_READ; dir <= UO_WRITE; dir++) {
-		if (!uo_tree_share_get(&uo_trees.run[dir], &uo_config.tuning, &b->run[dir], dir,
+		if (!(uo_config.tuning.guard & (1u << dir)) ||
+		    !uo_tree_share_get(&uo_trees.run[dir], &uo_config.tuning, &b->run[dir], dir,
 				       uo_sib.owner, now_ms) || !uo_trees.run[dir].on)
 			continue;
 		atomic_fetch_or_explicit(&uo_tree_on, 1u << dir, memory_order_relaxed);
 	}
 	/* Sound entries are packed at the front of the block, for uo_sib_take. */
-	for (i = 0; i < UO_HANDOFF_FILES; i++) {
+	for (i = 0, n = 0; i < UO_HANDOFF_FILES; i++) {
 		if (!uo_handoff_sound(&b->files[i], uo_sib.owner, now_ms))
 			continue;
 		if (b->files[i].flags & UO_HANDOFF_FAILED)
 			failed = true;
 		else
-			b->files[uo_sib.taken++] = b->files[i];
+			b->files[n++] = b->files[i];
 	}
-	if (failed) {
+	if (failed)
 		uo_writeback_failure_heard();
-		uo_sib.taken = 0;
-	}
+	else if (uo_config.tuning.guard & (1u << UO_WRITE))
+		atomic_store_explicit(&uo_sib.taken, n, memory_order_relaxed);
 }
 
 static void uo_sib_take(int fd)
 {
-	unsigned n = uo_sib.taken;
+	/* Once, by whichever thread closes a file first after the ask. */
+	unsigned n = atomic_load_explicit(&uo_sib.taken, memory_order_relaxed) ?
+		     atomic_exchange_explicit(&uo_sib.taken, 0, memory_order_relaxed) : 0;
 
 	if (!n)
 		return;
-	uo_sib.taken = 0;
 	uo_trace(fd, "written files of the parent's last process join the deferred drop", NULL);
 	uo_behind_take(uo_sib.block.files, n);
 	/* The run is a tree already: the candidates handed are files of it (writeback started). */
