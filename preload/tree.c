@@ -361,7 +361,18 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		uo_behind_early_forget();
 	if (adv.early == UO_TREE_EARLY_ADOPT)
 		uo_behind_adopt();
-	/* A stream's pages were advised as it moved and at its close. */
+	/*
+	 * A stream's pages were advised as it moved and at its close.  But a
+	 * new file of a written tree that was a stream (past a window or the
+	 * threshold: cp of a big file in find -exec cp, cp -r) leaves its tail
+	 * still being written back at its close, where nothing can drop it:
+	 * it waits in the deferred drop too (its closing advice, just after
+	 * this, starts that writeback).
+	 */
+	if (streamed && adv.verdict == UO_TREE_BEHIND && !uo_path_rule(fd)) {
+		uo_behind_closing(fd, &f);
+		return;
+	}
 	if (adv.verdict == UO_TREE_LEAVE || streamed) {
 		uo_behind_tick();
 		return;
