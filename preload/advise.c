@@ -301,6 +301,21 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
  */
 static _Atomic int uo_wb_failure_seen;
 
+bool uo_writeback_failure_seen(void)
+{
+	return atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed);
+}
+
+/*
+ * A process of the same parent saw a writeback fail and said so (tree.c):
+ * this one asks no more either, and keeps every written page, for the
+ * same reason (find -exec cp on a failing disk: each cp is a new process).
+ */
+void uo_writeback_failure_heard(void)
+{
+	atomic_store_explicit(&uo_wb_failure_seen, 1, memory_order_relaxed);
+}
+
 static void uo_say_writeback_failed(int fd, int err)
 {
 	char link[UO_PROC_FD_PATH], path[256];

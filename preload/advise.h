@@ -40,6 +40,10 @@ void uo_flush_tree_file(int fd, uint64_t size);
  * clean: dropped whole unless its writeback failed.  True if dropped.
  */
 bool uo_drop_written_tree_file(int own, uint64_t size);
+/* Has this process seen a writeback fail (it then drops no written page)? */
+bool uo_writeback_failure_seen(void);
+/* Another process of the same run saw one: the same from now on, said by nobody. */
+void uo_writeback_failure_heard(void);
 /* Does anyone (this process too) hold a record lock on fd's file?  True when unknown. */
 bool uo_file_locked(int fd);
 

@@ -524,3 +524,67 @@ void uo_behind_exit(void)
 		return;
 	uo_behind_try(UO_BEHIND_FILES);
 }
+
+/* e as an entry for the record; false if its path is too long to hand. */
+static bool uo_behind_to_handoff(const struct uo_behind_file *e, uint32_t flags,
+				 struct uo_handoff_file *out)
+{
+	size_t n = strlen(e->path);
+
+	if (n >= sizeof(out->path))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->dev = e->dev;
+	out->ino = e->ino;
+	out->size = e->size;
+	out->flags = flags;
+	memcpy(out->path, e->path, n);
+	return true;
+}
+
+unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max)
+{
+	unsigned n = 0, i;
+
+	if (uo_config.dryrun || !uo_try_own(&uo_behind_owner))
+		return 0;
+	/* The newest first: the oldest are the nearest to the ring's own forgetting. */
+	for (i = uo_behind.n; i-- > 0 && n < max; )
+		if (uo_behind_to_handoff(&uo_behind.f[(uo_behind.head + i) % UO_BEHIND_FILES], 0,
+					 &out[n]))
+			n++;
+	for (i = uo_early.n; i-- > 0 && n < max; )
+		if (uo_behind_to_handoff(&uo_early.f[i], UO_HANDOFF_EARLY, &out[n]))
+			n++;
+	uo_release(&uo_behind_owner);
+	return n;
+}
+
+void uo_behind_take(const struct uo_handoff_file *in, unsigned n)
+{
+	struct uo_behind_file e;
+	unsigned i;
+
+	if (uo_config.dryrun || !n || !uo_try_own(&uo_behind_owner))
+		return;
+	uo_behind_set_budget();
+	/* Oldest first, as they were handed newest first. */
+	for (i = n; i-- > 0; ) {
+		e.dev = in[i].dev;
+		e.ino = in[i].ino;
+		e.size = in[i].size;
+		/* Whoever wrote the entry, its file's filesystem is asked again at its first look. */
+		e.disk_unknown = 1;
+		e.unflushed = 0;
+		memcpy(e.path, in[i].path, sizeof(in[i].path));
+		e.path[sizeof(in[i].path) - 1] = '\0';
+		if (!(in[i].flags & UO_HANDOFF_EARLY)) {
+			uo_behind_push(&e);
+		} else if (uo_early.n < UO_TREE_FILES) {
+			uo_early.f[uo_early.n++] = e;
+			uo_early.bytes += e.size;
+		}
+	}
+	atomic_store_explicit(&uo_early_waiting, uo_early.n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}

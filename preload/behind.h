@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "policy.h"
 #include "sys.h"
 
 /*
@@ -33,5 +34,19 @@ void uo_behind_early_forget(void);
 void uo_behind_tick(void);
 /* The process exits: a look at all waiting, without waiting for any. */
 void uo_behind_exit(void);
+
+/*
+ * The process exits with written files still being written back (a short
+ * process of a tree, find -exec cp): up to 'max' of them, newest first,
+ * and its candidates, as entries for the next process of the same parent
+ * (owner, time and seal are the caller's).  Their number.
+ */
+unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max);
+/*
+ * Files an earlier process of the same parent handed, checked sound by the
+ * caller: they join the deferred drop (candidates: the candidates), with
+ * every check made again at their look.
+ */
+void uo_behind_take(const struct uo_handoff_file *in, unsigned n);
 
 #endif /* UO_BEHIND_H */

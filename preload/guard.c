@@ -84,6 +84,8 @@ __attribute__((destructor)) static void uo_guard_exit(void)
 {
 	/* Written files of a tree already clean go now (behind.c); nothing is waited for. */
 	uo_behind_exit();
+	/* What is still in flight, and the run, for the parent's next process (find -exec cp). */
+	uo_tree_exit();
 	uo_print_stats();
 }
 

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "policy.h"
@@ -407,6 +408,8 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 		return adv;
 	if (r->count < UO_TREE_FILES)
 		r->count++;
+	if (r->own < UINT32_MAX)
+		r->own++;
 	if (r->count <= UO_TREE_ID_FILES) {
 		r->id = uo_tree_mix(r->id ? r->id : 1, f->key);
 		adv.ask_record = r->count == UO_TREE_ID_FILES && f->key;
@@ -492,6 +495,9 @@ void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run,
 		       uint64_t owner)
 {
 	memset(out, 0, sizeof(*out));
+	/* A process that moved many files is no short sibling: nothing to continue. */
+	if (run->own > UO_SIBLING_FILES)
+		return;
 	out->owner = owner;
 	out->last_ms = run->last_ms;
 	out->bytes = run->bytes;
@@ -522,4 +528,45 @@ bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
 	/* Worked out again, never taken from the entry. */
 	run->on = uo_tree_is_on(run, t);
 	return true;
+}
+
+/* Over every word but the check itself: any bit flipped is seen. */
+static uint64_t uo_handoff_sum(const struct uo_handoff_file *e)
+{
+	uint64_t w[(offsetof(struct uo_handoff_file, check) + 7) / 8];
+	uint64_t h = 0x68616e646f666631ULL;	/* "handoff1" */
+	size_t i;
+
+	memset(w, 0, sizeof(w));
+	memcpy(w, e, offsetof(struct uo_handoff_file, check));
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		h = uo_tree_mix(h, w[i]);
+	return h;
+}
+
+void uo_handoff_seal(struct uo_handoff_file *e)
+{
+	e->check = uo_handoff_sum(e);
+}
+
+bool uo_handoff_sound(const struct uo_handoff_file *e, uint64_t owner, uint64_t now_ms)
+{
+	if (!owner || e->owner != owner || e->check != uo_handoff_sum(e) || e->pad ||
+	    (e->flags & ~(uint32_t)(UO_HANDOFF_EARLY | UO_HANDOFF_FAILED)))
+		return false;
+	if (now_ms < e->handed_ms || now_ms - e->handed_ms > UO_TREE_GAP_MS)
+		return false;
+	/* A failure mark names no file. */
+	if (e->flags & UO_HANDOFF_FAILED)
+		return true;
+	return e->path[0] == '/' && memchr(e->path, '\0', sizeof(e->path)) && e->size;
+}
+
+enum uo_opened uo_opened_by_head_probe(const struct uo_stream *st, uint64_t size)
+{
+	/* Probed from the file's start, before anything was read, over all of it. */
+	if (st->blind || st->noprobe || !st->probed || st->probe_floor || st->mask_base ||
+	    st->probed < size || st->head_cached)
+		return UO_OPEN_UNKNOWN;
+	return st->cached ? UO_OPEN_CACHED : UO_OPEN_COLD;
 }

@@ -307,6 +307,7 @@ struct uo_tree_run {
 	uint64_t bytes;		/* bytes of its files */
 	uint64_t id;		/* hash of its first UO_TREE_ID_FILES files: which tree */
 	uint32_t count;		/* its files, up to UO_TREE_FILES */
+	uint32_t own;		/* of them, this process's (the rest: its siblings', shared) */
 	uint8_t on;		/* it is a tree */
 	uint8_t kept;		/* the record says this tree came back: left to the kernel */
 };
@@ -404,7 +405,12 @@ static inline bool uo_behind_read_since(int64_t atime_ns, int64_t ctime_ns)
  * word, written whole with one pwrite and read with one pread.  An entry
  * torn by two writers, damaged, from another parent, from the future or
  * too old is not used; what a process takes from it is checked again.
+ * Only a short process shares: one that moved more than UO_SIBLING_FILES
+ * files itself (tar x, a build step) is a run of its own, and leaves an
+ * empty entry, so that the next program its parent starts (a build after
+ * tar x) starts afresh.
  */
+#define UO_SIBLING_FILES	UO_TREE_STEPS
 struct uo_tree_share {
 	uint64_t owner;		/* the parent process (and boot), hashed; 0: empty */
 	uint64_t last_ms;
@@ -421,5 +427,49 @@ void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run,
 /* Continue a shared run: true if 'in' was sound, recent and ours, and 'run' was behind it. */
 bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
 		       const struct uo_tree_share *in, unsigned dir, uint64_t owner, uint64_t now_ms);
+
+/*
+ * A written file of a tree a short process leaves behind (find -exec cp:
+ * its one file is still being written back at its exit, so its own
+ * deferred drop cannot take it), handed to the next process of the same
+ * parent through the record, which drops it once written back, with all
+ * of behind.c's checks made again there.  An entry is written and read
+ * whole and seals itself: a torn, damaged, foreign or stale entry, or a
+ * path that is not absolute and NUL-terminated, is refused.  The worst a
+ * hostile entry can do is have one of the user's own files, clean, on a
+ * local disk, not read since written and not held, dropped from the cache.
+ */
+#define UO_HANDOFF_FILES	UO_TREE_FILES	/* as many as the candidates of a run */
+#define UO_HANDOFF_PATH		200	/* longer paths are not handed: left to the kernel */
+
+enum uo_handoff_flags {
+	UO_HANDOFF_EARLY = 1u,	/* written before the run was a tree: a candidate */
+	UO_HANDOFF_FAILED = 2u,	/* a process of the run saw a writeback fail: drop nothing */
+};
+
+struct uo_handoff_file {
+	uint64_t owner;		/* uo_tree_share's */
+	uint64_t handed_ms;	/* CLOCK_MONOTONIC at the hand-over */
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	uint32_t flags;		/* enum uo_handoff_flags */
+	uint32_t pad;		/* zero */
+	char path[UO_HANDOFF_PATH];
+	uint64_t check;
+};
+void uo_handoff_seal(struct uo_handoff_file *e);
+/* Is 'e' sound, of this owner, and handed within UO_TREE_GAP_MS of now? */
+bool uo_handoff_sound(const struct uo_handoff_file *e, uint64_t owner, uint64_t now_ms);
+
+/*
+ * A file read whole whose open was not asked (it was opened before the
+ * run was a tree: each process of find -exec cp opens its one source
+ * before it knows of its siblings): was it cold?  The head probe made
+ * before its first big read (guard.c, uo_note_head) answers, if it
+ * covered the whole file from its start and saw nothing cached.  Anything
+ * else is UO_OPEN_UNKNOWN, and the file is left alone.
+ */
+enum uo_opened uo_opened_by_head_probe(const struct uo_stream *st, uint64_t size);
 
 #endif /* UO_POLICY_H */

@@ -44,6 +44,18 @@ struct uo_record_entry {
 
 #define UO_RECORD_SIZE	(sizeof(uint64_t) + UO_RECORD_SLOTS * sizeof(struct uo_record_entry))
 
+/*
+ * After the entries: what the processes of one parent (find -exec cp,
+ * xargs -n1, a shell loop) leave to the next, UO_RECORD_PARENTS parents
+ * at once: their runs (both directions) and the written files still being
+ * written back at their exit.  Every piece checks itself (policy.h,
+ * uo_tree_share_get, uo_handoff_sound); a block shared by two parents
+ * only makes one of them start its run again, and a block two siblings
+ * write at once (xargs -P) loses files, which then stay cached.
+ */
+#define UO_RECORD_PARENTS	4
+#define UO_RECORD_TOTAL		(UO_RECORD_SIZE + UO_RECORD_PARENTS * sizeof(struct uo_record_sibling))
+
 static uint64_t uo_mix(uint64_t h, uint64_t v)
 {
 	h ^= v + UO_RECORD_CHECK + (h << 6) + (h >> 2);
@@ -76,7 +88,7 @@ static int uo_record_open(void)
 	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || f.uid != (uint32_t)uo_sys(SYS_geteuid))
 		goto bad;
 	/* Never shrunk: another process may be reading it. */
-	if (f.size < UO_RECORD_SIZE && uo_sys(SYS_ftruncate, fd, UO_RECORD_SIZE) != 0)
+	if (f.size < UO_RECORD_TOTAL && uo_sys(SYS_ftruncate, fd, UO_RECORD_TOTAL) != 0)
 		goto bad;
 	if (uo_sys(SYS_pread64, fd, &magic, sizeof(magic), 0) != (long)sizeof(magic))
 		goto bad;
@@ -141,4 +153,40 @@ bool uo_record_streamed_again(const struct uo_file *f)
 out:
 	uo_sys(SYS_close, fd);
 	return again;
+}
+
+static off_t uo_record_sibling_at(uint64_t owner)
+{
+	return (off_t)(UO_RECORD_SIZE + (owner % UO_RECORD_PARENTS) * sizeof(struct uo_record_sibling));
+}
+
+/* A setuid program reads and writes no files of ours. */
+static int uo_record_sibling_open(void)
+{
+	if (getauxval(AT_SECURE))
+		return -1;
+	return uo_record_open();
+}
+
+bool uo_record_sibling_get(uint64_t owner, struct uo_record_sibling *out)
+{
+	long n;
+	int fd = uo_record_sibling_open();
+
+	if (fd < 0)
+		return false;
+	n = uo_sys(SYS_pread64, fd, out, sizeof(*out), uo_record_sibling_at(owner));
+	uo_sys(SYS_close, fd);
+	return n == (long)sizeof(*out);
+}
+
+void uo_record_sibling_put(uint64_t owner, const struct uo_record_sibling *in)
+{
+	int fd = uo_record_sibling_open();
+
+	if (fd < 0)
+		return;
+	/* One write: a reader sees this block or the last, or pieces that fail their checks. */
+	uo_sys(SYS_pwrite64, fd, in, sizeof(*in), uo_record_sibling_at(owner));
+	uo_sys(SYS_close, fd);
 }

@@ -17,7 +17,11 @@
  *   ends first they are forgotten (policy.h, UO_TREE_EARLY_*);
  * - a file opened inside a tree becomes a stream after a window instead of
  *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
- *   up is left to nobody.
+ *   up is left to nobody;
+ * - the processes of one parent share their run (find -exec cp, xargs -n1,
+ *   a shell loop over files: each process moves one file and exits), and
+ *   what the deferred drop could not finish before a process exited is
+ *   handed to the next: see "Siblings" below.
  * Up to the program's close the library opens no descriptor of its own
  * here: one of ours, closed while the program's is open, would release the
  * program's POSIX locks on the file, and one kept would count against its
@@ -30,7 +34,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -38,6 +44,7 @@
 #include "behind.h"
 #include "classify.h"
 #include "config.h"
+#include "fdtab.h"
 #include "policy.h"
 #include "record.h"
 #include "sys.h"
@@ -81,6 +88,183 @@ const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning
 	*buf = *t;
 	buf->threshold = t->window;
 	return buf;
+}
+
+/*
+ * Siblings.  A process that copies one file and exits never builds a run
+ * of its own, and the one file it wrote is still being written back at
+ * its exit, where its deferred drop leaves it.  So the processes of one
+ * parent (known by its pid and start time: a pid used again is another
+ * parent) share, through the per-user record (record.c):
+ * - at the first close of a file moved whole (UO_TREE_MIN or more), the
+ *   run the parent's last process left, both directions, is continued
+ *   (policy.h, uo_tree_share_get: within UO_TREE_GAP_MS, checked), and the
+ *   written files it handed over join this process's deferred drop, to be
+ *   looked at again with every check of behind.c (same inode and size,
+ *   not held, not locked, not read since written, on a local disk, clean,
+ *   no writeback error on a description of our own);
+ * - at exit, after the deferred drop's last look, this process's runs and
+ *   the written files still in flight are left there for the next one, if
+ *   it is a short process (policy.h, UO_SIBLING_FILES: tar x followed by
+ *   a build is two runs, not one).
+ * A process that sees a writeback fail hands a mark instead of files: its
+ * siblings then drop no written page and ask for no error (advise.c), as
+ * one process would.  A process that moves no file of UO_TREE_MIN whole
+ * pays nothing for this; one that does pays about 35 system calls, at its
+ * first such close (the parent's start time, the record's block) and at
+ * exit (the block written back).
+ *
+ * Writeback errors across processes: the error check opens a description
+ * after the writer's descriptor is gone.  The kernel reports an error no
+ * one has seen to a description opened after it, so a failure nobody
+ * asked about is found, and the pages kept.  One that someone else saw
+ * (an fsync from another process between the writer's exit and the look)
+ * is not reported to a new description: the pages are then dropped as the
+ * kernel's own reclaim may drop them at any time (they are clean), and
+ * the error went to whoever asked.  That window was there already inside
+ * one process; here it is as long as the gap to the next sibling, at most
+ * UO_TREE_GAP_MS.
+ */
+static struct {
+	uint64_t owner;		/* the parent, hashed; 0: none, or not asked yet */
+	int32_t pid;		/* the process that asked: a forked child shares nothing */
+	bool asked;
+	_Atomic unsigned taken;	/* sound entries at the front of 'block', not taken yet */
+	struct uo_record_sibling block;	/* static: 8 KiB is too much for the program's stack */
+} uo_sib;
+
+static uint64_t uo_sib_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/* The parent, by pid and start time (/proc/PPID/stat, field 22); 0 if it cannot be told. */
+static uint64_t uo_sib_parent(void)
+{
+	char path[32] = "/proc/", buf[512], digits[12];
+	long ppid = uo_sys(SYS_getppid), parent = ppid, fd, n;
+	uint64_t start = 0;
+	unsigned i = 0, field;
+	char *p;
+
+	/* Orphans and the children of init have no siblings worth a run. */
+	if (ppid <= 1)
+		return 0;
+	do
+		digits[i++] = (char)('0' + ppid % 10);
+	while ((ppid /= 10) && i < sizeof(digits));
+	for (n = 6; i; )
+		path[n++] = digits[--i];
+	memcpy(path + n, "/stat", 6);
+	fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	n = uo_sys(SYS_read, fd, buf, sizeof(buf) - 1);
+	uo_sys(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The name may hold spaces and parentheses: fields start after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		start = start * 10 + (uint64_t)(*p++ - '0');
+	if (field != 22 || !start)
+		return 0;
+	start = uo_sib_mix(uo_sib_mix(0x7369626c696e6773ULL, (uint64_t)parent), start);
+	return start ? start : 1;
+}
+
+/*
+ * Lock held: the first file of UO_TREE_MIN moved whole continues the run
+ * the parent's last process left.  The files it handed are taken after
+ * the lock is released (uo_sib_take).
+ */
+static void uo_sib_ask(uint64_t now_ms)
+{
+	struct uo_record_sibling *b = &uo_sib.block;
+	bool failed = false;
+	unsigned dir, i, n;
+
+	uo_sib.asked = true;
+	uo_sib.pid = (int32_t)uo_sys(SYS_getpid);
+	uo_sib.owner = uo_sib_parent();
+	if (!uo_sib.owner || !uo_record_sibling_get(uo_sib.owner, b))
+		return;
+	for (dir = UO_READ; dir <= UO_WRITE; dir++) {
+		if (!(uo_config.tuning.guard & (1u << dir)) ||
+		    !uo_tree_share_get(&uo_trees.run[dir], &uo_config.tuning, &b->run[dir], dir,
+				       uo_sib.owner, now_ms) || !uo_trees.run[dir].on)
+			continue;
+		atomic_fetch_or_explicit(&uo_tree_on, 1u << dir, memory_order_relaxed);
+	}
+	/* Sound entries are packed at the front of the block, for uo_sib_take. */
+	for (i = 0, n = 0; i < UO_HANDOFF_FILES; i++) {
+		if (!uo_handoff_sound(&b->files[i], uo_sib.owner, now_ms))
+			continue;
+		if (b->files[i].flags & UO_HANDOFF_FAILED)
+			failed = true;
+		else
+			b->files[n++] = b->files[i];
+	}
+	if (failed)
+		uo_writeback_failure_heard();
+	else if (uo_config.tuning.guard & (1u << UO_WRITE))
+		atomic_store_explicit(&uo_sib.taken, n, memory_order_relaxed);
+}
+
+static void uo_sib_take(int fd)
+{
+	/* Once, by whichever thread closes a file first after the ask. */
+	unsigned n = atomic_load_explicit(&uo_sib.taken, memory_order_relaxed) ?
+		     atomic_exchange_explicit(&uo_sib.taken, 0, memory_order_relaxed) : 0;
+
+	if (!n)
+		return;
+	uo_trace(fd, "written files of the parent's last process join the deferred drop", NULL);
+	uo_behind_take(uo_sib.block.files, n);
+	/* The run is a tree already: the candidates handed are files of it (writeback started). */
+	if (atomic_load_explicit(&uo_tree_on, memory_order_relaxed) & (1u << UO_WRITE))
+		uo_behind_adopt();
+}
+
+void uo_tree_exit(void)
+{
+	struct uo_record_sibling *b = &uo_sib.block;
+	uint64_t now;
+	unsigned n, i, dir;
+
+	/* A vfork child calling exit() must not act for its parent. */
+	if (!uo_sib.owner || uo_config.disabled || uo_fdtab_borrowed() ||
+	    (int32_t)uo_sys(SYS_getpid) != uo_sib.pid || !uo_clock_ms(CLOCK_MONOTONIC, &now))
+		return;
+	memset(b, 0, sizeof(*b));
+	if (!uo_try_own(&uo_tree_owner))
+		return;
+	for (dir = UO_READ; dir <= UO_WRITE; dir++)
+		uo_tree_share_put(&b->run[dir], &uo_trees.run[dir], dir, uo_sib.owner);
+	uo_release(&uo_tree_owner);
+	if (uo_writeback_failure_seen()) {
+		n = 1;
+		b->files[0].flags = UO_HANDOFF_FAILED;
+	} else if (b->run[UO_WRITE].owner) {
+		/* Only a short process's run is shared, and with it its files. */
+		n = uo_behind_hand(b->files, UO_HANDOFF_FILES);
+	} else {
+		n = 0;
+	}
+	for (i = 0; i < n; i++) {
+		b->files[i].owner = uo_sib.owner;
+		b->files[i].handed_ms = now;
+		uo_handoff_seal(&b->files[i]);
+	}
+	uo_record_sibling_put(uo_sib.owner, b);
 }
 
 /*
@@ -142,9 +326,15 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		tf.whole = 0;
 	tf.size = f.size;
 	tf.opened = s->opened;
+	/* Opened before the run was a tree (find -exec cp's one source): the head probe tells. */
+	if (tf.dir == UO_READ && !s->tree_dir && tf.opened == UO_OPEN_UNKNOWN)
+		tf.opened = (uint8_t)uo_opened_by_head_probe(&s->st, f.size);
 	tf.streamed = streamed;
 	if (!uo_try_own(&uo_tree_owner))
 		return;
+	/* Asked at the first step of a run only: a file read in part asks nothing. */
+	if (!uo_sib.asked && !uo_config.dryrun && tf.whole && tf.moved == tf.size)
+		uo_sib_ask(tf.now_ms);
 	adv = uo_tree_file_closed(&uo_trees, &uo_config.tuning, &tf);
 	on = uo_trees.run[tf.dir].on;
 	/* Under the lock: two threads' changes reach the opens in the rule's order. */
@@ -157,6 +347,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	uo_release(&uo_tree_owner);
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
+	uo_sib_take(fd);
 	/* The files written before the run was a tree: forgotten, or to be dropped too. */
 	if (adv.early == UO_TREE_EARLY_KEEP) {
 		/* (A path rule's readlink is paid only where the config has rules.) */
@@ -170,7 +361,18 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 		uo_behind_early_forget();
 	if (adv.early == UO_TREE_EARLY_ADOPT)
 		uo_behind_adopt();
-	/* A stream's pages were advised as it moved and at its close. */
+	/*
+	 * A stream's pages were advised as it moved and at its close.  But a
+	 * new file of a written tree that was a stream (past a window or the
+	 * threshold: cp of a big file in find -exec cp, cp -r) leaves its tail
+	 * still being written back at its close, where nothing can drop it:
+	 * it waits in the deferred drop too (its closing advice, just after
+	 * this, starts that writeback).
+	 */
+	if (streamed && adv.verdict == UO_TREE_BEHIND && !uo_path_rule(fd)) {
+		uo_behind_closing(fd, &f);
+		return;
+	}
 	if (adv.verdict == UO_TREE_LEAVE || streamed) {
 		uo_behind_tick();
 		return;

@@ -33,4 +33,10 @@ const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning
  */
 void uo_tree_closing(int fd, struct uo_slot *s, bool streamed);
 
+/*
+ * The process exits, after the deferred drop's last look: its runs and the
+ * written files still in flight are left for its parent's next process.
+ */
+void uo_tree_exit(void);
+
 #endif /* UO_TREE_H */

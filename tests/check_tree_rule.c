@@ -4,7 +4,9 @@
  * what is kept; how many written files may wait for their drop, and when
  * one was read since it was written; the files written before the run is
  * known to be a tree; and
- * the run shared by the short processes of one parent through the record.
+ * the run shared by the short processes of one parent through the record,
+ * with the written files they hand to each other and the head probe that
+ * tells a source opened before the tree was cold.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -491,6 +493,209 @@ START_TEST(test_share_refuses_what_is_not_sound)
 }
 END_TEST
 
+/* A head probe as guard.c makes it: [start, start + len) before the first read, 'cached' folios. */
+static enum uo_opened head_probe(uint64_t start, uint64_t len, uint64_t cached, uint8_t flags,
+				 uint64_t size)
+{
+	struct uo_stream st;
+	struct uo_event ev = { .end = start + len, .len = len, .dir = UO_READ, .flags = flags,
+			       .cached = cached };
+
+	memset(&st, 0, sizeof(st));
+	uo_observe(&st, &t, &ev);
+	return uo_opened_by_head_probe(&st, size);
+}
+
+/* find -exec cp's source, opened before its process knew of the tree: the head probe tells. */
+START_TEST(test_head_probe_tells_cold_from_cached)
+{
+	uint64_t probe = t.window + t.lookahead;
+
+	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_PROBED, 10 * MiB), UO_OPEN_COLD);
+	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_PROBED, probe), UO_OPEN_COLD);
+	/* One folio cached, anywhere: someone's. */
+	ck_assert_int_eq(head_probe(0, probe, 1ULL << 3, UO_EV_PROBED, 10 * MiB), UO_OPEN_CACHED);
+	/* A file longer than the probe: the rest was not seen. */
+	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_PROBED, probe + 1), UO_OPEN_UNKNOWN);
+	/* Not from the start, not asked, could not be told. */
+	ck_assert_int_eq(head_probe(t.align, probe, 0, UO_EV_PROBED, 1 * MiB), UO_OPEN_UNKNOWN);
+	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_BLIND, 1 * MiB), UO_OPEN_UNKNOWN);
+	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_NOPROBE, 1 * MiB), UO_OPEN_UNKNOWN);
+	ck_assert_int_eq(head_probe(0, 0, 0, 0, 1 * MiB), UO_OPEN_UNKNOWN);
+}
+END_TEST
+
+static struct uo_handoff_file handed(uint64_t owner, uint64_t at, const char *path)
+{
+	struct uo_handoff_file e;
+
+	memset(&e, 0, sizeof(e));
+	e.owner = owner;
+	e.handed_ms = at;
+	e.dev = 2049;
+	e.ino = 12;
+	e.size = 128 * KiB;
+	strcpy(e.path, path);
+	uo_handoff_seal(&e);
+	return e;
+}
+
+START_TEST(test_handoff_refuses_what_is_not_sound)
+{
+	struct uo_handoff_file e = handed(77, 5000, "/home/u/dst/a"), bad;
+	unsigned i;
+
+	ck_assert(uo_handoff_sound(&e, 77, 5000));
+	ck_assert(uo_handoff_sound(&e, 77, 5000 + UO_TREE_GAP_MS));
+	/* Another parent, no owner, too old, from the future. */
+	ck_assert(!uo_handoff_sound(&e, 78, 5100));
+	ck_assert(!uo_handoff_sound(&e, 0, 5100));
+	ck_assert(!uo_handoff_sound(&e, 77, 5000 + UO_TREE_GAP_MS + 1));
+	ck_assert(!uo_handoff_sound(&e, 77, 4999));
+	/* Every single flipped bit (a torn or damaged entry) is refused. */
+	for (i = 0; i < sizeof(e) * 8; i++) {
+		bad = e;
+		((unsigned char *)&bad)[i / 8] ^= (unsigned char)(1u << (i % 8));
+		ck_assert_msg(!uo_handoff_sound(&bad, 77, 5100), "bit %u", i);
+	}
+	/* Sealed, but no absolute path, no end to it, no size, unknown flags. */
+	bad = handed(77, 5000, "dst/a");
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	bad = handed(77, 5000, "/a");
+	memset(bad.path, 'x', sizeof(bad.path));
+	bad.path[0] = '/';
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	bad = handed(77, 5000, "/a");
+	bad.size = 0;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	bad = handed(77, 5000, "/a");
+	bad.flags = 4;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	/* An all-zero block (a new record) holds nothing. */
+	memset(&bad, 0, sizeof(bad));
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	/* The mark of a failed writeback names no file, and is taken. */
+	memset(&bad, 0, sizeof(bad));
+	bad.owner = 77;
+	bad.handed_ms = 5000;
+	bad.flags = UO_HANDOFF_FAILED;
+	uo_handoff_seal(&bad);
+	ck_assert(uo_handoff_sound(&bad, 77, 5100));
+}
+END_TEST
+
+/*
+ * find -exec cp of 10 MiB files: each process reads one file and writes
+ * one, the run continued through the record.  The written side is a tree
+ * from the UO_TREE_STEPS-th process on, which adopts the candidates the
+ * processes before it handed; the read side from the same process on, its
+ * source known cold by the head probe.
+ */
+START_TEST(test_short_copiers_share_both_sides)
+{
+	struct uo_tree_share rec[2];
+	uint64_t owner = 0xfeed;
+	int p, first_read = -1, first_write = -1, adopted = -1, kept = 0;
+
+	memset(rec, 0, sizeof(rec));
+	for (p = 0; p < 10; p++) {
+		struct uo_trees mine;
+		struct uo_tree_file w = { .size = 10 * MiB, .moved = 10 * MiB, .whole = 1,
+					  .dir = UO_WRITE, .opened = UO_OPEN_NEW };
+		struct uo_tree_file r = { .size = 10 * MiB, .moved = 10 * MiB, .whole = 1,
+					  .dir = UO_READ };
+		struct uo_tree_advice a;
+		unsigned d;
+
+		memset(&mine, 0, sizeof(mine));
+		now += 40;
+		for (d = UO_READ; d <= UO_WRITE; d++)
+			uo_tree_share_get(&mine.run[d], &t, &rec[d], d, owner, now);
+		r.opened = (uint8_t)head_probe(0, t.window + t.lookahead, 0, UO_EV_PROBED, r.size);
+		w.now_ms = r.now_ms = now;
+		a = uo_tree_file_closed(&mine, &t, &w);
+		if (a.early == UO_TREE_EARLY_KEEP)
+			kept++;
+		if (a.early == UO_TREE_EARLY_ADOPT && adopted < 0)
+			adopted = p;
+		if (a.verdict == UO_TREE_BEHIND && first_write < 0)
+			first_write = p;
+		if (uo_tree_file_closed(&mine, &t, &r).verdict == UO_TREE_DROP && first_read < 0)
+			first_read = p;
+		for (d = UO_READ; d <= UO_WRITE; d++)
+			uo_tree_share_put(&rec[d], &mine.run[d], d, owner);
+	}
+	ck_assert_int_eq(first_write, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(adopted, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(kept, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(first_read, UO_TREE_STEPS - 1);
+}
+END_TEST
+
+/*
+ * A process that moved many files itself (tar x) shares nothing: the next
+ * program its parent starts at once (a build writing 20 objects) is no
+ * tree, however soon it comes.
+ */
+START_TEST(test_a_long_sibling_shares_nothing)
+{
+	struct uo_tree_share rec;
+	struct uo_trees mine;
+	uint64_t owner = 0xcafe;
+	int i, acted = 0;
+
+	for (i = 0; i < 40; i++)
+		whole(UO_WRITE, 128 * KiB, 3);
+	ck_assert(tr.run[UO_WRITE].on);
+	uo_tree_share_put(&rec, &tr.run[UO_WRITE], UO_WRITE, owner);
+	memset(&mine, 0, sizeof(mine));
+	now += 5;
+	ck_assert(!uo_tree_share_get(&mine.run[UO_WRITE], &t, &rec, UO_WRITE, owner, now));
+	tr = mine;
+	for (i = 0; i < 20; i++)
+		if (whole(UO_WRITE, 256 * KiB, 3).verdict != UO_TREE_LEAVE)
+			acted++;
+	ck_assert_int_eq(acted, 0);
+	/* A short one (find -exec cp: one file each) shares. */
+	memset(&mine, 0, sizeof(mine));
+	tr = mine;
+	whole(UO_WRITE, 128 * KiB, 3);
+	uo_tree_share_put(&rec, &tr.run[UO_WRITE], UO_WRITE, owner);
+	memset(&mine, 0, sizeof(mine));
+	ck_assert(uo_tree_share_get(&mine.run[UO_WRITE], &t, &rec, UO_WRITE, owner, now + 5));
+	ck_assert_uint_eq(mine.run[UO_WRITE].count, 1);
+	ck_assert_uint_eq(mine.run[UO_WRITE].own, 0);
+}
+END_TEST
+
+/* A parent whose processes come seconds apart (an interactive shell) never makes a tree. */
+START_TEST(test_siblings_far_apart_share_nothing)
+{
+	struct uo_tree_share rec;
+	uint64_t owner = 0xbeef;
+	int p, acted = 0;
+
+	memset(&rec, 0, sizeof(rec));
+	for (p = 0; p < 100; p++) {
+		struct uo_trees mine;
+		struct uo_tree_file f = { .size = 10 * MiB, .moved = 10 * MiB, .whole = 1,
+					  .dir = UO_WRITE, .opened = UO_OPEN_NEW };
+
+		memset(&mine, 0, sizeof(mine));
+		now += UO_TREE_GAP_MS + 1;
+		uo_tree_share_get(&mine.run[UO_WRITE], &t, &rec, UO_WRITE, owner, now);
+		f.now_ms = now;
+		if (uo_tree_file_closed(&mine, &t, &f).verdict != UO_TREE_LEAVE)
+			acted++;
+		uo_tree_share_put(&rec, &mine.run[UO_WRITE], UO_WRITE, owner);
+	}
+	ck_assert_int_eq(acted, 0);
+}
+END_TEST
+
 START_TEST(test_unguarded_direction_is_never_a_tree)
 {
 	t.guard = UO_GUARD_READ;
@@ -532,6 +737,11 @@ static Suite *tree_rule_suite(void)
 	tcase_add_checked_fixture(share, setup, NULL);
 	tcase_add_test(share, test_short_processes_share_one_run);
 	tcase_add_test(share, test_share_refuses_what_is_not_sound);
+	tcase_add_test(share, test_head_probe_tells_cold_from_cached);
+	tcase_add_test(share, test_handoff_refuses_what_is_not_sound);
+	tcase_add_test(share, test_short_copiers_share_both_sides);
+	tcase_add_test(share, test_siblings_far_apart_share_nothing);
+	tcase_add_test(share, test_a_long_sibling_shares_nothing);
 	suite_add_tcase(s, share);
 	return s;
 }

@@ -5,13 +5,15 @@
  * Two trees: 200 files of 128 KiB (only the tree rule can see them), and
  * 40 of 2 MiB with 3 of 12 MiB (between a window and the stream threshold:
  * streams inside a tree).  Each is copied by cp -r, rsync -a, tar c | zstd
- * and unpacked from its archive by tar x, under the library, and the copy
- * is checked.  Just after the program exits:
+ * and one cp per file (find -exec cp: the processes of one parent share
+ * their run and hand on the files still being written back, tree.c), and
+ * unpacked from its archive by tar x, under the library, and the copy is
+ * checked.  Just after the program exits:
  * - the source tree (read side) must be no more cached than the files a
  *   run reads before it is known to be a tree, and a little more;
  * - the copy (write side) must be no more dirty than those: the library
  *   started writeback of every later file at its close;
- * - for cp -r, rsync -a and tar x, the copy must be no more cached than a
+ * - for cp -r, rsync -a, find -exec cp and tar x, the copy must be no more cached than a
  *   couple of its files (and the files still being written back at exit):
  *   each written file is dropped once written back, at a later close of
  *   the copier's (the deferred drop, behind.c; rsync's files are found
@@ -102,6 +104,9 @@ static const struct prog {
 	  "mkdir @CHK && zstd -q -dc @DST | tar xf - -C @CHK && diff -r @SRC @CHK", true, false,
 	  false },
 	{ "tar x", "mkdir @DST && tar xf @TAR -C @DST", "diff -r @SRC @DST", false, true, true },
+	/* One process per file: the run and the files in flight go from each to the next. */
+	{ "find -exec cp", "mkdir @DST && find @SRC -type f -exec cp {} @DST/ \\;",
+	  "diff -r @SRC @DST", true, true, true },
 };
 #define NPROGS	(sizeof(progs) / sizeof(progs[0]))
 
