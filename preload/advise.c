@@ -95,12 +95,26 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
 }
 
 /*
- * The smallest memory limit of the cgroup 'path' (under 'base') and its
- * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).
+ * The cgroup level whose limit is the process's memory, if a cgroup's is
+ * smaller than RAM: its usage file (memory.usage_in_bytes, memory.current),
+ * for uo_memory_free.  Written once, by the owner of uo_cg_usage_owner,
+ * before uo_cg_usage_ready is set; never changed after.
  */
-static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file)
+#define UO_CG_PATH	512
+static char uo_cg_usage[UO_CG_PATH];
+static _Atomic int32_t uo_cg_usage_owner;
+static _Atomic int uo_cg_usage_ready;
+
+/*
+ * The smallest memory limit of the cgroup 'path' (under 'base') and its
+ * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).  The
+ * level's usage file ('usage' beside 'file') goes to 'at_min' if it is
+ * below 'limit_in', the smallest so far.
+ */
+static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
+			       const char *usage, uint64_t limit_in, char at_min[UO_CG_PATH])
 {
-	char at[512], buf[64];
+	char at[UO_CG_PATH], buf[64];
 	uint64_t limit = UINT64_MAX, v;
 	size_t blen = strlen(base), plen = strlen(path), flen = strlen(file);
 	bool ok;
@@ -118,6 +132,11 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 			v = uo_parse_u64(buf, &ok);
 			if (ok && v < limit)
 				limit = v;
+			if (ok && v < limit_in && blen + plen + 1 + strlen(usage) < UO_CG_PATH) {
+				limit_in = v;
+				memcpy(at_min, at, blen + plen + 1);
+				memcpy(at_min + blen + plen + 1, usage, strlen(usage) + 1);
+			}
 		}
 		while (plen > 0 && at[blen + plen - 1] != '/')
 			plen--;
@@ -128,7 +147,7 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 }
 
 /* The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if none. */
-static uint64_t uo_cgroup_limit(void)
+static uint64_t uo_cgroup_limit(char at_min[UO_CG_PATH])
 {
 	char buf[4096], *line, *next, *ctl, *path;
 	uint64_t limit = UINT64_MAX, v;
@@ -149,9 +168,11 @@ static uint64_t uo_cgroup_limit(void)
 		*path++ = '\0';
 		ctl++;
 		if (!*ctl)
-			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max");
+			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", "memory.current",
+					   limit, at_min);
 		else if (strstr(ctl, "memory"))
-			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes");
+			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
+					   "memory.usage_in_bytes", limit, at_min);
 		else
 			continue;
 		if (v < limit)
@@ -170,15 +191,56 @@ static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
 uint64_t uo_memory_size(void)
 {
 	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed);
+	char at_min[UO_CG_PATH] = "";
 	struct sysinfo si;
+	bool cgroup;
 
 	if (!mem) {
-		mem = uo_cgroup_limit();
-		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem)
+		mem = uo_cgroup_limit(at_min);
+		cgroup = at_min[0] != '\0';
+		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem) {
 			mem = (uint64_t)si.totalram * si.mem_unit;
+			cgroup = false;
+		}
+		/* The first to get here publishes it; the others found the same. */
+		if (cgroup && uo_try_own(&uo_cg_usage_owner) &&
+		    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
+			memcpy(uo_cg_usage, at_min, sizeof(uo_cg_usage));
+			atomic_store_explicit(&uo_cg_usage_ready, 1, memory_order_release);
+		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
 	}
 	return mem == UINT64_MAX ? 0 : mem;
+}
+
+/*
+ * Free memory now, for that memory: MemFree, and the limiting cgroup's
+ * limit less its usage (page cache charged to it included), the smaller;
+ * 0 if unknown.  A sysinfo, and an open, two reads and a close in a cgroup.
+ */
+uint64_t uo_memory_free(void)
+{
+	uint64_t mem = uo_memory_size(), free, used;
+	struct sysinfo si;
+	char buf[64];
+	bool ok;
+
+	if (!mem || uo_sys(SYS_sysinfo, &si) != 0)
+		return 0;
+	free = (uint64_t)si.freeram * si.mem_unit;
+	if (atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
+		if (uo_read_small(uo_cg_usage, buf, sizeof(buf)) <= 0)
+			return 0;
+		used = uo_parse_u64(buf, &ok);
+		if (!ok)
+			return 0;
+		/* The cgroup's limit is 'mem' (it was smaller than RAM). */
+		if (used >= mem)
+			return 0;
+		if (mem - used < free)
+			free = mem - used;
+	}
+	return free;
 }
 
 /*

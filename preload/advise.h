@@ -29,6 +29,8 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
 int64_t uo_cached_pages(int fd);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
 uint64_t uo_memory_size(void);
+/* Free memory now, of that: MemFree or the cgroup's limit less its usage, the smaller; 0: unknown. */
+uint64_t uo_memory_free(void);
 /* Does a file of this size fit comfortably in that memory (a quarter)? */
 bool uo_fits_in_memory(uint64_t size);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */

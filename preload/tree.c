@@ -124,6 +124,20 @@ static void uo_tree_mode(int fd, unsigned dir, bool on)
 			 : "tree mode over (writes)", NULL);
 }
 
+/*
+ * A written file of a tree that leaves memory mostly free is left to the
+ * kernel's cache (policy.h, uo_behind_room): a sysinfo (and a read of the
+ * cgroup's usage) per file, where the deferred drop would cost a dozen
+ * system calls.  Its writeback was started all the same.
+ */
+static bool uo_tree_room(int fd, const struct uo_file *f)
+{
+	if (!uo_behind_room(uo_memory_free(), uo_memory_size(), f->size))
+		return false;
+	uo_trace(fd, "tree file left to the kernel's cache", "memory is mostly free");
+	return true;
+}
+
 void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 {
 	struct uo_tree_file tf = { 0 };
@@ -168,8 +182,13 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	}
 	if (adv.early_forget)
 		uo_behind_early_forget();
-	if (adv.early == UO_TREE_EARLY_ADOPT)
-		uo_behind_adopt();
+	if (adv.early == UO_TREE_EARLY_ADOPT) {
+		/* Written into memory nobody used: they stay, as the file closed now. */
+		if (adv.verdict == UO_TREE_BEHIND && uo_tree_room(fd, &f))
+			uo_behind_early_forget();
+		else
+			uo_behind_adopt();
+	}
 	/* A stream's pages were advised as it moved and at its close. */
 	if (adv.verdict == UO_TREE_LEAVE || streamed) {
 		uo_behind_tick();
@@ -192,6 +211,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	} else if (adv.verdict == UO_TREE_BEHIND) {
 		/* The rule's write-behind: started now, the drop once written is behind.c's. */
 		uo_flush_tree_file(fd, f.size);
-		uo_behind_closing(fd, &f);
+		if (!uo_tree_room(fd, &f))
+			uo_behind_closing(fd, &f);
 	}
 }
