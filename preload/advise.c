@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 
@@ -457,11 +458,23 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
  * Returns the UO_EV_* answer for the policy.  cachestat refuses (EPERM)
  * files the caller could not write and does not own, exactly those for
  * which mincore would lie; the policy then spares the stream's reads.
+ *
+ * 'eof': UO_PROBE_WRITER for a writer, whose folios past the end are its
+ * own new pages; for a reader, the file's size, or 0 if not known, and
+ * then asked with one fstat only when the one-call answer is neither
+ * nothing nor everything.  The folios from the end on hold nothing yet and
+ * count as cached: kept, as pages someone appends later must be.  Without
+ * this, a window that runs past the end of a small file (grep -r of a
+ * tree of 128 KiB files, all cached) never got the one-call "everything"
+ * and was asked folio by folio: 22 calls per file, grep 0.30 s bare and
+ * 0.50 s guarded over 3200 cached files.
  */
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached)
 {
 	struct uo_cachestat cs;
-	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i;
+	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i, end;
+	uint64_t all = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+	struct uo_file f;
 	int err;
 
 	*cached = 0;
@@ -474,12 +487,28 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 	if (cs.nr_cache == 0)
 		return UO_EV_PROBED;
 	if (cs.nr_cache * page >= r.end - r.start) {
-		*cached = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+		*cached = all;
 		return UO_EV_PROBED;
 	}
-	for (i = 0; i < folios && i < 64; i++)
-		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
+	end = r.end;
+	if (eof != UO_PROBE_WRITER) {
+		if (!eof && uo_fstat(fd, &f) == 0 && S_ISREG(f.mode))
+			eof = f.size;
+		if (eof && eof < r.end)
+			end = eof;
+		/* Everything up to the end: one call was enough after all. */
+		if (end > r.start && cs.nr_cache * page >= end - r.start) {
+			*cached = all;
+			return UO_EV_PROBED;
+		}
+	}
+	for (i = 0; i < folios && i < 64; i++) {
+		/* Wholly past the end: nothing there yet, kept all the same. */
+		if (r.start + i * align >= end)
 			*cached |= 1ULL << i;
+		else if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
+			*cached |= 1ULL << i;
+	}
 	return UO_EV_PROBED;
 }
 

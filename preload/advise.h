@@ -23,8 +23,12 @@
 #define UO_APPLY_WB_FAILED	1u
 unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
 		  uint64_t *unclean, bool closing);
-/* Which folios of r were cached?  The UO_EV_* answer for the policy. */
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
+/*
+ * Which folios of r were cached?  The UO_EV_* answer for the policy.  eof:
+ * a reader's file size (0: not known), or UO_PROBE_WRITER.
+ */
+#define UO_PROBE_WRITER	UINT64_MAX
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
