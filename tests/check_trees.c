@@ -28,7 +28,11 @@
  * (another process's cat, between two files): that file stays cached,
  * its neighbours go, inside the tree and among the first files, written
  * before it was one.  A program that writes 20 files and is never a tree
- * keeps them all.
+ * keeps them all.  Written files stay cached while three quarters of
+ * memory are free: the cases that check a drop run in the cgroup with its
+ * hot file touched, and tar x into an empty cgroup of 1 GiB must leave its
+ * copy cached.  A written file its writer locks again and keeps open must
+ * keep the lock while its neighbours are dropped.
  *
  * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
  * needs root and a cgroup v1 memory controller.  Skips with one line.
@@ -491,6 +495,51 @@ START_TEST(test_read_back_is_kept)
 END_TEST
 
 /*
+ * A tree written where memory is in use (the cgroup, its hot file touched),
+ * one of whose files the writer locks (fcntl) through a descriptor it
+ * keeps, clean, while the rest is written: the deferred drop looks at it
+ * again, and a descriptor of the library's own closed on it would release
+ * the writer's lock (tree_writer exits 3).  Its neighbours must have been
+ * dropped, or nothing was looked at.
+ */
+START_TEST(test_locked_file_keeps_its_lock)
+{
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	char helper[600], path[600];
+	const char *argv[] = { helper, t.dst, "120", "256", "60", "lock", NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 120 };
+	struct uot_result r;
+	double around = 0;
+	unsigned i;
+
+	if (uot_skipped("lock"))
+		return;
+	if (!enter_used_cgroup(&c)) {
+		printf("trees: lock: skipped: %s\n", t.cg_why);
+		return;
+	}
+	uot_scratch_rm(t.dst);
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	snprintf(helper, sizeof(helper), "%s/tests/tree_writer", uot_build_dir());
+	ck_assert_msg(uot_run(&c, &r) == 0, "tree_writer: %s", uot_why());
+	for (i = 40; i < 60; i++) {
+		snprintf(path, sizeof(path), "%s/f%03u", t.dst, i);
+		around += uot_resident_pct(path) / 20;
+	}
+	printf("trees: a written file locked by its writer: exit %s, the 20 files before it "
+	       "%.1f%% cached\n", uot_status_str(r.status), around);
+	ck_assert_msg(!(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3),
+		      "the writer's lock on a tree file it wrote was released behind its back");
+	ck_assert_msg(uot_exited_ok(r.status), "tree_writer: %s", uot_status_str(r.status));
+	ck_assert_msg(around <= 50.0, "the files written before it stayed cached (%.1f%%): "
+		      "nothing was looked at again, the test cannot tell", around);
+	uot_scratch_rm(t.dst);
+}
+END_TEST
+
+/*
  * tar x into memory nobody uses (a cgroup of CG_FREE_MIB, empty): the
  * unpacked tree evicts nobody and stays cached, to be read back from
  * memory (a build, grep -r), as without the library; its writeback was
@@ -640,6 +689,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_read_back_is_kept, 0, 3);
 	tcase_add_test(tc, test_no_tree_keeps_its_files);
 	tcase_add_test(tc, test_unpacked_in_free_memory_stays);
+	tcase_add_test(tc, test_locked_file_keeps_its_lock);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
