@@ -128,12 +128,21 @@ static void uo_tree_mode(int fd, unsigned dir, bool on)
  * A written file of a tree that leaves memory mostly free is left to the
  * kernel's cache (policy.h, uo_behind_room): a sysinfo (and a read of the
  * cgroup's usage) per file, where the deferred drop would cost a dozen
- * system calls.  Its writeback was started all the same.
+ * system calls.  Its writeback was started all the same.  Once memory was
+ * short in a write run it is not asked again until the run ends: the
+ * tree's drops keep it about where it was, and a file dropped when room
+ * came back meanwhile only costs a read from disk.
  */
+static _Atomic unsigned uo_tree_short;
+
 static bool uo_tree_room(int fd, const struct uo_file *f)
 {
-	if (!uo_behind_room(uo_memory_free(), uo_memory_size(), f->size))
+	if (atomic_load_explicit(&uo_tree_short, memory_order_relaxed))
 		return false;
+	if (!uo_behind_room(uo_memory_free(), uo_memory_size(), f->size)) {
+		atomic_store_explicit(&uo_tree_short, 1, memory_order_relaxed);
+		return false;
+	}
 	uo_trace(fd, "tree file left to the kernel's cache", "memory is mostly free");
 	return true;
 }
@@ -171,6 +180,9 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	uo_release(&uo_tree_owner);
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
+	/* A write run that ended, or begins: memory is asked again. */
+	if (tf.dir == UO_WRITE && (adv.early_forget || (adv.changed && !on)))
+		atomic_store_explicit(&uo_tree_short, 0, memory_order_relaxed);
 	/* The files written before the run was a tree: forgotten, or to be dropped too. */
 	if (adv.early == UO_TREE_EARLY_KEEP) {
 		/* (A path rule's readlink is paid only where the config has rules.) */
