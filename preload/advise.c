@@ -105,6 +105,8 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
 static char uo_cg_usage[UO_CG_PATH];
 static _Atomic int32_t uo_cg_usage_owner;
 static _Atomic int uo_cg_usage_ready;
+/* A cgroup's limit is the process's memory: without its usage, free memory is unknown. */
+static _Atomic int uo_cg_limited;
 
 /*
  * The smallest memory limit of the cgroup 'path' (under 'base') and its
@@ -198,11 +200,14 @@ uint64_t uo_memory_size(void)
 
 	if (!mem) {
 		mem = uo_cgroup_limit(at_min);
-		cgroup = at_min[0] != '\0';
+		cgroup = mem != UINT64_MAX;
 		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem) {
 			mem = (uint64_t)si.totalram * si.mem_unit;
 			cgroup = false;
 		}
+		if (cgroup)
+			atomic_store_explicit(&uo_cg_limited, 1, memory_order_relaxed);
+		cgroup = cgroup && at_min[0];
 		/* The first to get here publishes it; the others found the same. */
 		if (cgroup && uo_try_own(&uo_cg_usage_owner) &&
 		    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
@@ -229,6 +234,9 @@ uint64_t uo_memory_free(void)
 	if (!mem || uo_sys(SYS_sysinfo, &si) != 0)
 		return 0;
 	free = (uint64_t)si.freeram * si.mem_unit;
+	if (atomic_load_explicit(&uo_cg_limited, memory_order_relaxed) &&
+	    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire))
+		return 0;
 	if (atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
 		if (uo_read_small(uo_cg_usage, buf, sizeof(buf)) <= 0)
 			return 0;
@@ -462,8 +470,9 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
  * 'eof': UO_PROBE_WRITER for a writer, whose folios past the end are its
  * own new pages; for a reader, the file's size, or 0 if not known, and
  * then asked with one fstat only when the one-call answer is neither
- * nothing nor everything.  The folios from the end on hold nothing yet and
- * count as cached: kept, as pages someone appends later must be.  Without
+ * nothing nor everything.  In such an answer the folios wholly past the
+ * end hold nothing yet and count as cached: kept, as pages someone
+ * appends later must be.  Without
  * this, a window that runs past the end of a small file (grep -r of a
  * tree of 128 KiB files, all cached) never got the one-call "everything"
  * and was asked folio by folio: 22 calls per file, grep 0.30 s bare and

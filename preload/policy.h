@@ -397,9 +397,9 @@ bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget);
  * x, then a build or grep -r) is read from memory, as without the library:
  * dropped, grep -r of a 400 MiB tree just unpacked took 3-7x as long.
  * Three quarters, not half: in the 256 MiB cgroup of bench part 7 a third
- * is the hot set, and half would leave the first 40 MiB of each tree
- * cached, over the issue's 5% of the copy, for no read back one could
- * measure there.  0 for either: unknown, never left.
+ * is the hot set, and half left 7-8% of a 400 MiB tree of 128 KiB files
+ * cached there (0.0-0.4% now), over the issue's 5% of the copy, for no
+ * read back one could measure.  0 for either: unknown, never left.
  */
 bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size);
 /*
