@@ -19,7 +19,8 @@
  * its sync), source and destination resident after (% of their size), and
  * the cgroup's peak dirty + writeback.  Then `tar x` followed by `grep -r`
  * over what was unpacked, guarded and not, in the same cgroup: total time
- * of the two, for the trees above and for two trees that fit in it.
+ * of the two, for the trees above and for two trees that fit in it.  The
+ * remedies take turns going first from one repeat to the next.
  *
  *	UO_BENCH_LIMIT_MIB	the cgroup's memory (default 256, smoke 48)
  *	UO_BENCH_REPEATS	repeats of every case (default 3, smoke 1)
@@ -492,7 +493,7 @@ int main(void)
 {
 	uint64_t need;
 	struct statvfs sv;
-	unsigned rep, ci;
+	unsigned rep, ci, j;
 	int k, rem;
 
 	uob_init("trees", "trees.md");
@@ -556,13 +557,18 @@ int main(void)
 		for (k = 0; k < TREE_N; k++) {
 			if (!B.run_tree[k])
 				continue;
+			/* The remedies take turns going first: odd repeats run them backwards. */
 			for (ci = 0; k < TREE_COPIED && ci < NCOPIERS; ci++)
-				for (rem = 0; B.run_copier[ci] && rem < REM_N; rem++)
+				for (j = 0; B.run_copier[ci] && j < REM_N; j++) {
+					rem = rep % 2 ? REM_N - 1 - j : j;
 					if (B.have[rem])
 						run_case(k, ci, rem);
-			for (rem = 0; rem < REM_N; rem++)
+				}
+			for (j = 0; j < REM_N; j++) {
+				rem = rep % 2 ? REM_N - 1 - j : j;
 				if (rem != REM_NOCACHE && B.have[rem])
 					run_grep(k, rem);
+			}
 		}
 	}
 	uot_scratch_rm(B.dst);

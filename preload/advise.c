@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 
@@ -95,12 +96,28 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
 }
 
 /*
- * The smallest memory limit of the cgroup 'path' (under 'base') and its
- * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).
+ * The cgroup level whose limit is the process's memory, if a cgroup's is
+ * smaller than RAM: its usage file (memory.usage_in_bytes, memory.current),
+ * for uo_memory_free.  Written once, by the owner of uo_cg_usage_owner,
+ * before uo_cg_usage_ready is set; never changed after.
  */
-static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file)
+#define UO_CG_PATH	512
+static char uo_cg_usage[UO_CG_PATH];
+static _Atomic int32_t uo_cg_usage_owner;
+static _Atomic int uo_cg_usage_ready;
+/* A cgroup's limit is the process's memory: without its usage, free memory is unknown. */
+static _Atomic int uo_cg_limited;
+
+/*
+ * The smallest memory limit of the cgroup 'path' (under 'base') and its
+ * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).  The
+ * level's usage file ('usage' beside 'file') goes to 'at_min' if it is
+ * below 'limit_in', the smallest so far.
+ */
+static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
+			       const char *usage, uint64_t limit_in, char at_min[UO_CG_PATH])
 {
-	char at[512], buf[64];
+	char at[UO_CG_PATH], buf[64];
 	uint64_t limit = UINT64_MAX, v;
 	size_t blen = strlen(base), plen = strlen(path), flen = strlen(file);
 	bool ok;
@@ -118,6 +135,11 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 			v = uo_parse_u64(buf, &ok);
 			if (ok && v < limit)
 				limit = v;
+			if (ok && v < limit_in && blen + plen + 1 + strlen(usage) < UO_CG_PATH) {
+				limit_in = v;
+				memcpy(at_min, at, blen + plen + 1);
+				memcpy(at_min + blen + plen + 1, usage, strlen(usage) + 1);
+			}
 		}
 		while (plen > 0 && at[blen + plen - 1] != '/')
 			plen--;
@@ -128,7 +150,7 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 }
 
 /* The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if none. */
-static uint64_t uo_cgroup_limit(void)
+static uint64_t uo_cgroup_limit(char at_min[UO_CG_PATH])
 {
 	char buf[4096], *line, *next, *ctl, *path;
 	uint64_t limit = UINT64_MAX, v;
@@ -149,9 +171,11 @@ static uint64_t uo_cgroup_limit(void)
 		*path++ = '\0';
 		ctl++;
 		if (!*ctl)
-			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max");
+			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", "memory.current",
+					   limit, at_min);
 		else if (strstr(ctl, "memory"))
-			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes");
+			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
+					   "memory.usage_in_bytes", limit, at_min);
 		else
 			continue;
 		if (v < limit)
@@ -170,15 +194,62 @@ static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
 uint64_t uo_memory_size(void)
 {
 	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed);
+	char at_min[UO_CG_PATH] = "";
 	struct sysinfo si;
+	bool cgroup;
 
 	if (!mem) {
-		mem = uo_cgroup_limit();
-		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem)
+		mem = uo_cgroup_limit(at_min);
+		cgroup = mem != UINT64_MAX;
+		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem) {
 			mem = (uint64_t)si.totalram * si.mem_unit;
+			cgroup = false;
+		}
+		if (cgroup)
+			atomic_store_explicit(&uo_cg_limited, 1, memory_order_relaxed);
+		cgroup = cgroup && at_min[0];
+		/* The first to get here publishes it; the others found the same. */
+		if (cgroup && uo_try_own(&uo_cg_usage_owner) &&
+		    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
+			memcpy(uo_cg_usage, at_min, sizeof(uo_cg_usage));
+			atomic_store_explicit(&uo_cg_usage_ready, 1, memory_order_release);
+		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
 	}
 	return mem == UINT64_MAX ? 0 : mem;
+}
+
+/*
+ * Free memory now, for that memory: MemFree, and the limiting cgroup's
+ * limit less its usage (page cache charged to it included), the smaller;
+ * 0 if unknown.  A sysinfo, and an open, two reads and a close in a cgroup.
+ */
+uint64_t uo_memory_free(void)
+{
+	uint64_t mem = uo_memory_size(), free, used;
+	struct sysinfo si;
+	char buf[64];
+	bool ok;
+
+	if (!mem || uo_sys(SYS_sysinfo, &si) != 0)
+		return 0;
+	free = (uint64_t)si.freeram * si.mem_unit;
+	if (atomic_load_explicit(&uo_cg_limited, memory_order_relaxed) &&
+	    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire))
+		return 0;
+	if (atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
+		if (uo_read_small(uo_cg_usage, buf, sizeof(buf)) <= 0)
+			return 0;
+		used = uo_parse_u64(buf, &ok);
+		if (!ok)
+			return 0;
+		/* The cgroup's limit is 'mem' (it was smaller than RAM). */
+		if (used >= mem)
+			return 0;
+		if (mem - used < free)
+			free = mem - used;
+	}
+	return free;
 }
 
 /*
@@ -410,11 +481,24 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
  * Returns the UO_EV_* answer for the policy.  cachestat refuses (EPERM)
  * files the caller could not write and does not own, exactly those for
  * which mincore would lie; the policy then spares the stream's reads.
+ *
+ * 'eof': UO_PROBE_WRITER for a writer, whose folios past the end are its
+ * own new pages; for a reader, the file's size, or 0 if not known, and
+ * then asked with one fstat only when the one-call answer is neither
+ * nothing nor everything.  In such an answer the folios wholly past the
+ * end hold nothing yet and count as cached: kept, as pages someone
+ * appends later must be.  Without
+ * this, a window that runs past the end of a small file (grep -r of a
+ * tree of 128 KiB files, all cached) never got the one-call "everything"
+ * and was asked folio by folio: 22 calls per file, grep 0.30 s bare and
+ * 0.50 s guarded over 3200 cached files.
  */
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached)
 {
 	struct uo_cachestat cs;
-	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i;
+	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i, end;
+	uint64_t all = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+	struct uo_file f;
 	int err;
 
 	*cached = 0;
@@ -427,12 +511,28 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached)
 	if (cs.nr_cache == 0)
 		return UO_EV_PROBED;
 	if (cs.nr_cache * page >= r.end - r.start) {
-		*cached = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
+		*cached = all;
 		return UO_EV_PROBED;
 	}
-	for (i = 0; i < folios && i < 64; i++)
-		if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
+	end = r.end;
+	if (eof != UO_PROBE_WRITER) {
+		if (!eof && uo_fstat(fd, &f) == 0 && S_ISREG(f.mode))
+			eof = f.size;
+		if (eof && eof < r.end)
+			end = eof;
+		/* Everything up to the end: one call was enough after all. */
+		if (end > r.start && cs.nr_cache * page >= end - r.start) {
+			*cached = all;
+			return UO_EV_PROBED;
+		}
+	}
+	for (i = 0; i < folios && i < 64; i++) {
+		/* Wholly past the end: nothing there yet, kept all the same. */
+		if (r.start + i * align >= end)
 			*cached |= 1ULL << i;
+		else if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
+			*cached |= 1ULL << i;
+	}
 	return UO_EV_PROBED;
 }
 

@@ -23,12 +23,18 @@
 #define UO_APPLY_WB_FAILED	1u
 unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
 		  uint64_t *unclean, bool closing);
-/* Which folios of r were cached?  The UO_EV_* answer for the policy. */
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t *cached);
+/*
+ * Which folios of r were cached?  The UO_EV_* answer for the policy.  eof:
+ * a reader's file size (0: not known), or UO_PROBE_WRITER.
+ */
+#define UO_PROBE_WRITER	UINT64_MAX
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
 uint64_t uo_memory_size(void);
+/* Free memory now, of that: MemFree or the cgroup's limit less its usage, the smaller; 0: unknown. */
+uint64_t uo_memory_free(void);
 /* Does a file of this size fit comfortably in that memory (a quarter)? */
 bool uo_fits_in_memory(uint64_t size);
 /* Drops a whole file of a tree, 'size' bytes (counted, traced). */

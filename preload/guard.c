@@ -162,7 +162,10 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	};
 	struct uo_tuning buf;
 
-	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align, &ev.cached);
+	/* A reader's size, if known since it became a stream (uo_guard_checked). */
+	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align,
+				     s->st.dir == UO_WRITE ? UO_PROBE_WRITER : s->file.size,
+				     &ev.cached);
 	uo_observe(&s->st, uo_tree_tuning(s, &buf), &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);

@@ -480,6 +480,16 @@ bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget)
 	return n >= UO_BEHIND_FILES || bytes > budget || size > budget - bytes;
 }
 
+bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size)
+{
+	/* MemFree of a machine larger than the cgroup: the cgroup's is the smaller. */
+	if (free > memory)
+		free = memory;
+	if (!free || size > free)
+		return false;
+	return free - size >= memory - memory / 4;
+}
+
 static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)
 {
 	uint64_t h = uo_tree_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */

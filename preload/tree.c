@@ -308,6 +308,29 @@ static void uo_tree_mode(int fd, unsigned dir, bool on)
 			 : "tree mode over (writes)", NULL);
 }
 
+/*
+ * A written file of a tree that leaves memory mostly free is left to the
+ * kernel's cache (policy.h, uo_behind_room): a sysinfo (and a read of the
+ * cgroup's usage) per file, where the deferred drop would cost a dozen
+ * system calls.  Its writeback was started all the same.  Once memory was
+ * short in a write run it is not asked again until the run ends: the
+ * tree's drops keep it about where it was, and a file dropped when room
+ * came back meanwhile only costs a read from disk.
+ */
+static _Atomic unsigned uo_tree_short;
+
+static bool uo_tree_room(int fd, const struct uo_file *f)
+{
+	if (atomic_load_explicit(&uo_tree_short, memory_order_relaxed))
+		return false;
+	if (!uo_behind_room(uo_memory_free(), uo_memory_size(), f->size)) {
+		atomic_store_explicit(&uo_tree_short, 1, memory_order_relaxed);
+		return false;
+	}
+	uo_trace(fd, "tree file left to the kernel's cache", "memory is mostly free");
+	return true;
+}
+
 void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 {
 	struct uo_tree_file tf = { 0 };
@@ -348,6 +371,9 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	if (adv.changed)
 		uo_tree_mode(fd, tf.dir, on);
 	uo_sib_take(fd);
+	/* A write run that ended, or begins: memory is asked again. */
+	if (tf.dir == UO_WRITE && (adv.early_forget || (adv.changed && !on)))
+		atomic_store_explicit(&uo_tree_short, 0, memory_order_relaxed);
 	/* The files written before the run was a tree: forgotten, or to be dropped too. */
 	if (adv.early == UO_TREE_EARLY_KEEP) {
 		/* (A path rule's readlink is paid only where the config has rules.) */
@@ -359,15 +385,21 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	}
 	if (adv.early_forget)
 		uo_behind_early_forget();
-	if (adv.early == UO_TREE_EARLY_ADOPT)
-		uo_behind_adopt();
+	if (adv.early == UO_TREE_EARLY_ADOPT) {
+		/* Written into memory nobody used: they stay, as the file closed now. */
+		if (adv.verdict == UO_TREE_BEHIND && uo_tree_room(fd, &f))
+			uo_behind_early_forget();
+		else
+			uo_behind_adopt();
+	}
 	/*
 	 * A stream's pages were advised as it moved and at its close.  But a
 	 * new file of a written tree that was a stream (past a window or the
 	 * threshold: cp of a big file in find -exec cp, cp -r) leaves its tail
 	 * still being written back at its close, where nothing can drop it:
 	 * it waits in the deferred drop too (its closing advice, just after
-	 * this, starts that writeback).
+	 * this, starts that writeback).  Its other pages went as it moved,
+	 * whatever memory was free, so its tail goes too.
 	 */
 	if (streamed && adv.verdict == UO_TREE_BEHIND && !uo_path_rule(fd)) {
 		uo_behind_closing(fd, &f);
@@ -394,6 +426,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	} else if (adv.verdict == UO_TREE_BEHIND) {
 		/* The rule's write-behind: started now, the drop once written is behind.c's. */
 		uo_flush_tree_file(fd, f.size);
-		uo_behind_closing(fd, &f);
+		if (!uo_tree_room(fd, &f))
+			uo_behind_closing(fd, &f);
 	}
 }

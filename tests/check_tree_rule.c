@@ -309,6 +309,49 @@ START_TEST(test_written_files_wait_within_a_budget)
 END_TEST
 
 /*
+ * A written file is left cached while three quarters of memory stay free
+ * with its size taken once more: a 400 MiB tree on a 24 GiB machine with
+ * 22 GiB free stays; in a 256 MiB cgroup with a third taken by a hot set
+ * nothing does; the last files that would cross the line are dropped.
+ */
+START_TEST(test_written_files_stay_while_memory_is_mostly_free)
+{
+	const uint64_t GiB = 1024 * MiB, mem = 24 * GiB;
+	uint64_t free = 22 * GiB, left = 0;
+
+	ck_assert(uo_behind_room(free, mem, 10 * MiB));
+	ck_assert(uo_behind_room(free, mem, 128 * KiB));
+	/* Exactly three quarters after it: still room; one byte more is not. */
+	ck_assert(uo_behind_room(19 * GiB, mem, GiB));
+	ck_assert(!uo_behind_room(19 * GiB, mem, GiB + 1));
+	/* Files of 10 MiB written into free memory: they stop at the line. */
+	while (uo_behind_room(free, mem, 10 * MiB)) {
+		free -= 10 * MiB;
+		left += 10 * MiB;
+		ck_assert_uint_le(left, 4 * GiB);
+	}
+	ck_assert_uint_ge(free, mem - mem / 4);
+	ck_assert_uint_lt(free, mem - mem / 4 + 20 * MiB);
+	/* The bench's cgroup: 256 MiB, 85 MiB hot and a few more in use. */
+	ck_assert(!uo_behind_room(165 * MiB, 256 * MiB, 128 * KiB));
+	ck_assert(!uo_behind_room(165 * MiB, 256 * MiB, 0));
+	/* An empty cgroup inside a machine with less free: the smaller counts. */
+	ck_assert(uo_behind_room(250 * MiB, 256 * MiB, MiB));
+	ck_assert(!uo_behind_room(150 * MiB, 256 * MiB, MiB));
+	/* MemFree past the cgroup's limit is taken as the limit. */
+	ck_assert(uo_behind_room(GiB, 256 * MiB, MiB));
+	ck_assert(!uo_behind_room(GiB, 256 * MiB, 65 * MiB));
+	/* Unknown memory or free memory: never left. */
+	ck_assert(!uo_behind_room(0, mem, MiB));
+	ck_assert(!uo_behind_room(free, 0, MiB));
+	ck_assert(!uo_behind_room(0, 0, 0));
+	/* Larger than what is free; sums never wrap. */
+	ck_assert(!uo_behind_room(MiB, mem, 2 * MiB));
+	ck_assert(!uo_behind_room(mem, mem, UINT64_MAX));
+}
+END_TEST
+
+/*
  * Read since it was written?  relatime moves the access time past the
  * change time at a read; tar x and cp -p set both times at once (equal);
  * a file made and written in one tick has them equal too.
@@ -729,6 +772,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_tree_id_is_the_first_files);
 	tcase_add_test(act, test_written_files_wait_within_a_budget);
 	tcase_add_test(act, test_written_file_read_since);
+	tcase_add_test(act, test_written_files_stay_while_memory_is_mostly_free);
 	tcase_add_test(act, test_first_written_files_join_the_drop);
 	tcase_add_test(act, test_only_new_written_files_are_candidates);
 	tcase_add_test(act, test_candidates_of_a_run_that_never_is_a_tree);
