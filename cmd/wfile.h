@@ -30,6 +30,7 @@ struct uo_wfile {
 	bool opened;		/* a fanotify open not yet followed by a close */
 	bool cold;		/* nothing of it was cached at first sight */
 	bool closing;		/* the program closed it: dropping what it brought in */
+	bool undecided;		/* closed while shut: whether to drop is decided once opened again */
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
 	bool writable;		/* a watched descriptor writes it, or closed it written */
