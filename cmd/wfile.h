@@ -30,6 +30,7 @@ struct uo_wfile {
 	bool opened;		/* a fanotify open not yet followed by a close */
 	bool cold;		/* nothing of it was cached at first sight */
 	bool closing;		/* the program closed it: dropping what it brought in */
+	bool undecided;		/* closed while shut: whether to drop is decided once opened again */
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
 	bool writable;		/* a watched descriptor writes it, or closed it written */
@@ -109,7 +110,16 @@ struct uo_wfiles {
 	 * its writer exits met it.  NULL: never.
 	 */
 	bool (*stop)(void *ctx);
+	/*
+	 * stop() said so during this sample: its work is cut short, what it
+	 * opened closed, and the next sample comes at once.  Cleared by the
+	 * caller as a sample starts.
+	 */
+	bool stopped;
 };
+
+/* Must this sample's work stop now?  stop(), latched in stopped. */
+bool uo_wf_stopped(struct uo_wfiles *t);
 
 void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_run);
 
@@ -190,6 +200,24 @@ bool uo_wfiles_in_use(const struct uo_wfiles *t, uint64_t dev);
  * writeback was started, what is clean of them was dropped already.
  */
 void uo_wfiles_let_go(struct uo_wfiles *t, bool (*in_use)(void *ctx, uint64_t dev), void *ctx);
+/*
+ * The end of a sample, where files can be opened again by handle
+ * (reopen): every descriptor of ours is closed, and the file opened again
+ * by the next sample that needs it (a watched descriptor's reopening
+ * lent to it, uo_wfiles_lend, or its handle).  Between two samples the
+ * watcher holds nothing of any filesystem: a script that unmounts its
+ * disk as soon as its copy exits, before the watcher has seen the exit,
+ * finds it free.  Without reopen, descriptors are kept as before.
+ */
+void uo_wfiles_shut(struct uo_wfiles *t);
+/* File i was shut: fd (a watched descriptor's, opened again this sample) is lent to it (dup). */
+void uo_wfiles_lend(struct uo_wfiles *t, int i, int fd);
+/*
+ * The file whose handle is fh on filesystem dev, found without opening
+ * anything (a close event names its file by handle); -1 if not followed.
+ */
+int uo_wfiles_find_handle(const struct uo_wfiles *t, uint64_t dev, const struct file_handle *fh);
+
 /* tmpfs, ramfs: the pages are the only copy, never ours to drop. */
 bool uo_wf_memory_fs(int fd);
 

@@ -19,14 +19,15 @@
  *		succeeds, as it does bare: the watcher keeps nothing of a
  *		filesystem the watched hold no file of (UO_WATCH_UMOUNT_RUNS
  *		rounds, 5).  Before, 5 of 6 such runs failed ("target is
- *		busy").  One watched run in five may still fail, printed: the
- *		watcher holds the file while the program does, and must run
- *		within the few ms between the program's exit and the umount
- *		(about 1 run in 15 of the writer on a machine loaded to 4, 0 of
- *		80 in a loop outside the suite).  A shell that closes a
- *		descriptor of its own then unmounts, without a process
- *		exiting, is run and printed, not asserted: the watcher learns
- *		of that close later (2 runs in 58 failed)
+ *		busy").  As root the watcher holds no file between two samples
+ *		and cuts a sample short when a watched process exits; what is
+ *		left is one call of its own (2 MiB of writeback submitted, a
+ *		few cachestat calls) that the writer's exit and the umount
+ *		both fall in: 2 and 11 writer runs in 100 failed in two batches
+ *		on a machine loaded to 3.5-4.3 (37 and 17 before this), none
+ *		of 200 for cat and for the shell's own descriptor (1-3 in 100
+ *		before).  So two failures in ten watched reads and writes are
+ *		tolerated, printed, and one in ten of the descriptor case
  *   hotset	(root) a memory cgroup of 256 MiB as the machine, a hot file of
  *		a third of it touched once inside, then inside it: a static
  *		program reading, writing, copying (copy_file_range) and
@@ -392,7 +393,7 @@ static void umount_cleanup(void)
  * one through a descriptor it opened itself and closes; then the script's
  * own umount.  It must succeed under the watcher as it does bare (not
  * 32, "target is busy": the watcher kept a descriptor of the filesystem),
- * the descriptor case excepted (a known limit, printed).
+ * but for a few runs (the header says why).
  */
 START_TEST(test_umount)
 {
@@ -452,9 +453,8 @@ START_TEST(test_umount)
 	unlink(res);
 	umount_cleanup();
 	printf("watch: umount: %u runs (bare and watched: %s, %s, %s): bare failed %u, watched %s "
-	       "and %s %u of %u; known limit, not asserted: watched %s failed in %u of %u\n", n,
-	       how[0], how[1], how[2], bare_bad, how[0], how[1], bad, 2 * runs, how[2], fd_bad,
-	       runs);
+	       "and %s %u of %u, watched %s %u of %u\n", n, how[0], how[1], how[2], bare_bad,
+	       how[0], how[1], bad, 2 * runs, how[2], fd_bad, runs);
 	fflush(stdout);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the disk could not be made: %s",
 		      uot_status_str(st));
@@ -464,6 +464,9 @@ START_TEST(test_umount)
 	ck_assert_msg(bad * 5 <= 2 * runs, "under the watcher umount failed in %u of %u runs "
 		      "(one in five is the bound; it was 5 of 6 while the watcher kept the "
 		      "filesystem busy)", bad, 2 * runs);
+	ck_assert_msg(fd_bad * 10 <= runs || fd_bad <= 1, "under the watcher umount after the "
+		      "shell closed its own descriptor failed in %u of %u runs (one in ten is "
+		      "the bound)", fd_bad, runs);
 }
 END_TEST
 
