@@ -19,6 +19,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -168,25 +169,60 @@ static int uo_record_sibling_open(void)
 	return uo_record_open();
 }
 
-bool uo_record_sibling_get(uint64_t owner, struct uo_record_sibling *out)
+/*
+ * The block is only read and written under a lock on its bytes that is
+ * tried, never waited for: one process's ask-and-take, or one's put, at a
+ * time.  Siblings running at once (xargs -P) must never both take a
+ * handed file: the first look at a failed writeback counts the error as
+ * seen, and the second, told nothing, would drop its only good copy.  A
+ * block that is busy is left alone: nothing is taken (those files stay
+ * cached) or nothing is handed on.  The lock belongs to our own open file
+ * description (F_OFD_SETLK) and goes with its close: the program's own
+ * locks are never touched.
+ */
+static int uo_record_sibling_lock(uint64_t owner)
 {
-	long n;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = uo_record_sibling_at(owner),
+			    .l_len = (off_t)sizeof(struct uo_record_sibling) };
 	int fd = uo_record_sibling_open();
+
+	if (fd >= 0 && uo_sys(SYS_fcntl, fd, F_OFD_SETLK, &fl) != 0) {
+		uo_sys(SYS_close, fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool uo_record_sibling_take(uint64_t owner, struct uo_record_sibling *out)
+{
+	static const struct uo_handoff_file none;
+	off_t at = uo_record_sibling_at(owner);
+	int fd = uo_record_sibling_lock(owner);
+	unsigned i;
+	long n;
 
 	if (fd < 0)
 		return false;
-	n = uo_sys(SYS_pread64, fd, out, sizeof(*out), uo_record_sibling_at(owner));
+	n = uo_sys(SYS_pread64, fd, out, sizeof(*out), at);
+	/* The files are ours now; a failure's mark stays for the siblings still to come. */
+	for (i = 0; n == (long)sizeof(*out) && i < UO_HANDOFF_FILES; i++)
+		if (!(out->files[i].flags & UO_HANDOFF_FAILED) &&
+		    uo_sys(SYS_pwrite64, fd, &none, sizeof(none),
+			   at + (off_t)offsetof(struct uo_record_sibling, files) +
+			   (off_t)(i * sizeof(none))) != (long)sizeof(none))
+			n = -1;
 	uo_sys(SYS_close, fd);
 	return n == (long)sizeof(*out);
 }
 
 void uo_record_sibling_put(uint64_t owner, const struct uo_record_sibling *in)
 {
-	int fd = uo_record_sibling_open();
+	int fd = uo_record_sibling_lock(owner);
 
 	if (fd < 0)
 		return;
-	/* One write: a reader sees this block or the last, or pieces that fail their checks. */
+	/* One write: a reader without the lock (an older library) sees this block or the last. */
 	uo_sys(SYS_pwrite64, fd, in, sizeof(*in), uo_record_sibling_at(owner));
 	uo_sys(SYS_close, fd);
 }

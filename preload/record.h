@@ -21,8 +21,12 @@ struct uo_record_sibling {
 	struct uo_handoff_file files[UO_HANDOFF_FILES];
 };
 
-/* The block of parent 'owner' (hashed): false if there is no record.  Checked by the caller. */
-bool uo_record_sibling_get(uint64_t owner, struct uo_record_sibling *out);
+/*
+ * The block of parent 'owner' (hashed), its handed files taken out of the
+ * record (a failure's mark stays): false if there is no record or another
+ * sibling has the block just now.  Checked by the caller.
+ */
+bool uo_record_sibling_take(uint64_t owner, struct uo_record_sibling *out);
 /* Leaves the block for the parent's next process. */
 void uo_record_sibling_put(uint64_t owner, const struct uo_record_sibling *in);
 

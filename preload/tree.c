@@ -195,7 +195,7 @@ static void uo_sib_ask(uint64_t now_ms)
 	uo_sib.asked = true;
 	uo_sib.pid = (int32_t)uo_sys(SYS_getpid);
 	uo_sib.owner = uo_sib_parent();
-	if (!uo_sib.owner || !uo_record_sibling_get(uo_sib.owner, b))
+	if (!uo_sib.owner || !uo_record_sibling_take(uo_sib.owner, b))
 		return;
 	for (dir = UO_READ; dir <= UO_WRITE; dir++) {
 		if (!(uo_config.tuning.guard & (1u << dir)) ||
