@@ -96,34 +96,32 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
 }
 
 /*
- * The cgroup level whose limit is the process's memory, if a cgroup's is
- * smaller than RAM: its usage file (memory.usage_in_bytes, memory.current),
- * for uo_memory_free.  Written once, by the owner of uo_cg_usage_owner,
- * before uo_cg_usage_ready is set; never changed after.
+ * Set when this process is known to run under no memory limit: every
+ * memory cgroup it is in could be read, and none (nor a parent) limits it
+ * below RAM.  Only then is MemFree its free memory (uo_memory_free).  A
+ * limit, or a cgroup whose files cannot be read (a sandbox hiding
+ * /sys/fs/cgroup, a controller mounted elsewhere), leaves it clear.
  */
-#define UO_CG_PATH	512
-static char uo_cg_usage[UO_CG_PATH];
-static _Atomic int32_t uo_cg_usage_owner;
-static _Atomic int uo_cg_usage_ready;
-/* A cgroup's limit is the process's memory: without its usage, free memory is unknown. */
-static _Atomic int uo_cg_limited;
+static _Atomic int uo_mem_unlimited;
 
 /*
  * The smallest memory limit of the cgroup 'path' (under 'base') and its
- * parents; 'file' is memory.limit_in_bytes (v1) or memory.max (v2).  The
- * level's usage file ('usage' beside 'file') goes to 'at_min' if it is
- * below 'limit_in', the smallest so far.
+ * parents; 'file' is memory.limit_in_bytes (v1), memory.max or
+ * memory.high (v2: reclaim starts there).  *unread is set when the
+ * cgroup's own file cannot be read, but for the root, which has none.
  */
 static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
-			       const char *usage, uint64_t limit_in, char at_min[UO_CG_PATH])
+			       bool *unread)
 {
-	char at[UO_CG_PATH], buf[64];
+	char at[512], buf[64];
 	uint64_t limit = UINT64_MAX, v;
 	size_t blen = strlen(base), plen = strlen(path), flen = strlen(file);
-	bool ok;
+	bool ok, leaf = true;
 
-	if (blen + plen + flen + 2 >= sizeof(at))
+	if (blen + plen + flen + 2 >= sizeof(at)) {
+		*unread = true;
 		return limit;
+	}
 	memcpy(at, base, blen);
 	memcpy(at + blen, path, plen);
 	for (;;) {
@@ -135,12 +133,10 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 			v = uo_parse_u64(buf, &ok);
 			if (ok && v < limit)
 				limit = v;
-			if (ok && v < limit_in && blen + plen + 1 + strlen(usage) < UO_CG_PATH) {
-				limit_in = v;
-				memcpy(at_min, at, blen + plen + 1);
-				memcpy(at_min + blen + plen + 1, usage, strlen(usage) + 1);
-			}
+		} else if (leaf && plen > 1) {
+			*unread = true;
 		}
+		leaf = false;
 		while (plen > 0 && at[blen + plen - 1] != '/')
 			plen--;
 		if (plen <= 1)
@@ -149,14 +145,20 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 	return limit;
 }
 
-/* The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if none. */
-static uint64_t uo_cgroup_limit(char at_min[UO_CG_PATH])
+/*
+ * The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if
+ * none; *unread as for uo_cgroup_walk, and when /proc/self/cgroup cannot
+ * be read.
+ */
+static uint64_t uo_cgroup_limit(bool *unread)
 {
 	char buf[4096], *line, *next, *ctl, *path;
 	uint64_t limit = UINT64_MAX, v;
 
-	if (uo_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+	if (uo_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0) {
+		*unread = true;
 		return limit;
+	}
 	for (line = buf; *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -170,14 +172,30 @@ static uint64_t uo_cgroup_limit(char at_min[UO_CG_PATH])
 			continue;
 		*path++ = '\0';
 		ctl++;
-		if (!*ctl)
-			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", "memory.current",
-					   limit, at_min);
-		else if (strstr(ctl, "memory"))
+		if (!*ctl) {
+			bool none = false;
+
+			/*
+			 * v2: a cgroup without the memory controller has no memory
+			 * files, and no limit; one whose cgroup.type cannot be read
+			 * is hidden from us.
+			 */
+			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", &none);
+			if (none) {
+				(void)uo_cgroup_walk("/sys/fs/cgroup", path, "cgroup.type", unread);
+			} else {
+				uint64_t high = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.high",
+							       unread);
+
+				if (high < v)
+					v = high;
+			}
+		} else if (strstr(ctl, "memory")) {
 			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
-					   "memory.usage_in_bytes", limit, at_min);
-		else
+					   unread);
+		} else {
 			continue;
+		}
 		if (v < limit)
 			limit = v;
 	}
@@ -193,26 +211,18 @@ static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
 
 uint64_t uo_memory_size(void)
 {
-	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed);
-	char at_min[UO_CG_PATH] = "";
+	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed), ram = 0;
 	struct sysinfo si;
-	bool cgroup;
+	bool unread = false;
 
 	if (!mem) {
-		mem = uo_cgroup_limit(at_min);
-		cgroup = mem != UINT64_MAX;
-		if (uo_sys(SYS_sysinfo, &si) == 0 && (uint64_t)si.totalram * si.mem_unit < mem) {
-			mem = (uint64_t)si.totalram * si.mem_unit;
-			cgroup = false;
-		}
-		if (cgroup)
-			atomic_store_explicit(&uo_cg_limited, 1, memory_order_relaxed);
-		cgroup = cgroup && at_min[0];
-		/* The first to get here publishes it; the others found the same. */
-		if (cgroup && uo_try_own(&uo_cg_usage_owner) &&
-		    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
-			memcpy(uo_cg_usage, at_min, sizeof(uo_cg_usage));
-			atomic_store_explicit(&uo_cg_usage_ready, 1, memory_order_release);
+		mem = uo_cgroup_limit(&unread);
+		if (uo_sys(SYS_sysinfo, &si) == 0)
+			ram = (uint64_t)si.totalram * si.mem_unit;
+		if (ram && ram <= mem) {
+			mem = ram;
+			if (!unread)
+				atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
 		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
 	}
@@ -220,36 +230,21 @@ uint64_t uo_memory_size(void)
 }
 
 /*
- * Free memory now, for that memory: MemFree, and the limiting cgroup's
- * limit less its usage (page cache charged to it included), the smaller;
- * 0 if unknown.  A sysinfo, and an open, two reads and a close in a cgroup.
+ * Free memory now, for a process under no memory limit: MemFree (a
+ * sysinfo); 0 if unknown, and under any limit.  In a cgroup, usage
+ * against a limit read once would miss a limit lowered later, and
+ * memory.high or a hidden /sys misread: a written file left cached there
+ * pushed the cgroup's hot set out.
  */
 uint64_t uo_memory_free(void)
 {
-	uint64_t mem = uo_memory_size(), free, used;
+	uint64_t mem = uo_memory_size();
 	struct sysinfo si;
-	char buf[64];
-	bool ok;
 
-	if (!mem || uo_sys(SYS_sysinfo, &si) != 0)
+	if (!mem || !atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed) ||
+	    uo_sys(SYS_sysinfo, &si) != 0)
 		return 0;
-	free = (uint64_t)si.freeram * si.mem_unit;
-	if (atomic_load_explicit(&uo_cg_limited, memory_order_relaxed) &&
-	    !atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire))
-		return 0;
-	if (atomic_load_explicit(&uo_cg_usage_ready, memory_order_acquire)) {
-		if (uo_read_small(uo_cg_usage, buf, sizeof(buf)) <= 0)
-			return 0;
-		used = uo_parse_u64(buf, &ok);
-		if (!ok)
-			return 0;
-		/* The cgroup's limit is 'mem' (it was smaller than RAM). */
-		if (used >= mem)
-			return 0;
-		if (mem - used < free)
-			free = mem - used;
-	}
-	return free;
+	return (uint64_t)si.freeram * si.mem_unit;
 }
 
 /*

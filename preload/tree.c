@@ -310,9 +310,9 @@ static void uo_tree_mode(int fd, unsigned dir, bool on)
 
 /*
  * A written file of a tree that leaves memory mostly free is left to the
- * kernel's cache (policy.h, uo_behind_room): a sysinfo (and a read of the
- * cgroup's usage) per file, where the deferred drop would cost a dozen
- * system calls.  Its writeback was started all the same.  Once memory was
+ * kernel's cache (policy.h, uo_behind_room; only for a process under no
+ * memory limit, advise.c uo_memory_free): a sysinfo per file, where the
+ * deferred drop would cost a dozen system calls.  Its writeback was started all the same.  Once memory was
  * short in a write run it is not asked again until the run ends: the
  * tree's drops keep it about where it was, and a file dropped when room
  * came back meanwhile only costs a read from disk.
