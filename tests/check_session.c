@@ -75,7 +75,7 @@ static int sess_battery(const char *name, bool preload, const char *const *extra
 			size_t size, double *secs, char *why, size_t why_size)
 {
 	char script[PATH_MAX], gen[PATH_MAX], run[PATH_MAX], out[PATH_MAX];
-	char trace[PATH_MAX], e_trace[PATH_MAX + 32];
+	char trace[PATH_MAX], e_trace[PATH_MAX + 32], runtime[PATH_MAX], e_runtime[PATH_MAX + 32];
 	const char *argv[] = { "/bin/sh", script, run, uot_srcdir(), gen, NULL };
 	const char *env[8];
 	struct uot_cmd c;
@@ -91,6 +91,18 @@ static int sess_battery(const char *name, bool preload, const char *const *extra
 	uot_scratch_rm(run);
 	uot_scratch_rm(dir);
 	uot_scratch_rm(trace);
+	/*
+	 * A session's runtime directory, as a desktop session has, private and
+	 * outside what the runs leave behind: the library keeps its per-user
+	 * record there.  Without one it would make useonce-UID in $TMPDIR
+	 * (README), which the battery points into its work tree and lists.
+	 */
+	uot_scratch_path(runtime, sizeof(runtime), "runtime");
+	if (mkdir(runtime, 0700) != 0 && errno != EEXIST) {
+		uot_sfmt(why, why_size, "cannot create %s: %s", runtime, strerror(errno));
+		return -1;
+	}
+	env[n++] = uot_sfmt(e_runtime, sizeof(e_runtime), "XDG_RUNTIME_DIR=%s", runtime);
 	if (preload) {
 		if (mkdir(trace, 0755) != 0) {
 			uot_sfmt(why, why_size, "cannot create %s: %s", trace, strerror(errno));
