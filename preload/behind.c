@@ -552,20 +552,24 @@ void uo_behind_exit(void)
 
 /*
  * e as an entry for the record; false if its path is too long to hand, or
- * no longer names e's file.  Its change time is read now, the path not
- * followed and nothing opened: the writer is done with it (tar and cp -p
- * set its times after their close), and whatever is done to it from now
- * on changes it (policy.h, uo_behind_id).
+ * no longer names e's file.  Its change time is read at its first hand-
+ * over, the path not followed and nothing opened: the writer is done with
+ * it (tar and cp -p set its times after their close), and whatever is
+ * done to it from now on changes it (policy.h, uo_behind_id).  One handed
+ * on again (a candidate goes from process to process until the run is a
+ * tree: up to 31 times) keeps the time it came with, checked at its look.
  */
 static bool uo_behind_to_handoff(const struct uo_behind_file *e, uint32_t flags,
 				 struct uo_handoff_file *out)
 {
 	size_t n = strlen(e->path);
 	struct uo_file f;
-	int64_t atime, ctime;
+	int64_t atime, ctime = e->ctime_ns;
 
-	if (n >= sizeof(out->path) || uo_lstat_times(e->path, &f, &atime, &ctime) != 0 ||
-	    !ctime || !uo_behind_still(e, &f, ctime))
+	if (n >= sizeof(out->path))
+		return false;
+	if (!ctime && (uo_lstat_times(e->path, &f, &atime, &ctime) != 0 || !ctime ||
+		       !uo_behind_still(e, &f, ctime)))
 		return false;
 	memset(out, 0, sizeof(*out));
 	out->dev = e->dev;
