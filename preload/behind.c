@@ -3,13 +3,14 @@
  * copier created or truncated and wrote whole (cp -r, tar x, rsync's
  * receiver) has its writeback started at the program's close (tree.c);
  * nothing waits for it there, so its pages are still dirty.  It is
- * remembered here instead, by path and identity (device, inode, size), in
+ * remembered here instead, by path and identity (device, inode, size,
+ * birth time; a handed file also its change time: policy.h, uo_behind_id), in
  * a small ring of fixed size: static storage, no malloc.  At the next
  * closes of the tree's files, and at exit, the oldest are looked at again
  * through descriptors of our own, and dropped once clean:
  * - the path is opened O_PATH | O_NOFOLLOW (no file is opened, no device
- *   or FIFO answers) and must still name the same regular file, of the
- *   same size; then that very inode is opened read-only through
+ *   or FIFO answers) and must still name the same regular file (a new
+ *   inode given the same number is born later), of the same size; then that very inode is opened read-only through
  *   /proc/self/fd, O_NONBLOCK (a lease is not waited for);
  * - still dirty or under writeback: kept for a later look, and the look
  *   stops there (writeback goes roughly in order);
@@ -71,6 +72,8 @@ struct uo_behind_file {
 	uint64_t dev;
 	uint64_t ino;
 	uint64_t size;
+	uint64_t btime_ns;	/* uo_behind_id's */
+	int64_t ctime_ns;	/* uo_behind_id's: a handed file's, at its hand-over */
 	uint8_t disk_unknown;	/* a candidate's: its filesystem is checked at its first look */
 	uint8_t unflushed;	/* a candidate's: its writeback was never started */
 	char path[UO_BEHIND_PATH];
@@ -121,6 +124,25 @@ static void uo_early_clear(void)
 	uo_early.n = 0;
 	uo_early.bytes = 0;
 	atomic_store_explicit(&uo_early_waiting, 0, memory_order_relaxed);
+}
+
+static void uo_behind_id_of(const struct uo_behind_file *e, struct uo_behind_id *id)
+{
+	id->dev = e->dev;
+	id->ino = e->ino;
+	id->size = e->size;
+	id->btime_ns = e->btime_ns;
+	id->ctime_ns = e->ctime_ns;
+}
+
+/* Is what the path names now ('f', 'ctime') still e's file? */
+static bool uo_behind_still(const struct uo_behind_file *e, const struct uo_file *f,
+			    int64_t ctime)
+{
+	struct uo_behind_id was, now = { f->dev, f->ino, f->size, f->btime_ns, ctime };
+
+	uo_behind_id_of(e, &was);
+	return S_ISREG(f->mode) && uo_behind_same(&was, &now);
 }
 
 static void uo_behind_forget_oldest(void)
@@ -304,8 +326,7 @@ static bool uo_behind_look(struct uo_behind_file *e, struct uo_behind_held *held
 	}
 	if (path < 0)
 		return true;	/* renamed away, removed: forgotten */
-	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !S_ISREG(f.mode) ||
-	    f.dev != e->dev || f.ino != e->ino || f.size != e->size) {
+	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !uo_behind_still(e, &f, ctime)) {
 		if (!moved)
 			uo_behind_trace(e->path, "forgotten (no longer the file written)");
 		goto out;
@@ -410,6 +431,8 @@ void uo_behind_closing(int fd, const struct uo_file *f)
 	e.dev = f->dev;
 	e.ino = f->ino;
 	e.size = f->size;
+	e.btime_ns = f->btime_ns;
+	e.ctime_ns = 0;
 	e.disk_unknown = 0;
 	if (!uo_try_own(&uo_behind_owner))
 		return;
@@ -456,6 +479,8 @@ void uo_behind_early(int fd, const struct uo_file *f, bool forget)
 	e->dev = f->dev;
 	e->ino = f->ino;
 	e->size = f->size;
+	e->btime_ns = f->btime_ns;
+	e->ctime_ns = 0;
 	e->disk_unknown = 1;
 	e->unflushed = 0;
 	memcpy(e->path, path, n + 1);
@@ -525,18 +550,33 @@ void uo_behind_exit(void)
 	uo_behind_try(UO_BEHIND_FILES);
 }
 
-/* e as an entry for the record; false if its path is too long to hand. */
+/*
+ * e as an entry for the record; false if its path is too long to hand, or
+ * no longer names e's file.  Its change time is read at its first hand-
+ * over, the path not followed and nothing opened: the writer is done with
+ * it (tar and cp -p set its times after their close), and whatever is
+ * done to it from now on changes it (policy.h, uo_behind_id).  One handed
+ * on again (a candidate goes from process to process until the run is a
+ * tree: up to 31 times) keeps the time it came with, checked at its look.
+ */
 static bool uo_behind_to_handoff(const struct uo_behind_file *e, uint32_t flags,
 				 struct uo_handoff_file *out)
 {
 	size_t n = strlen(e->path);
+	struct uo_file f;
+	int64_t atime, ctime = e->ctime_ns;
 
 	if (n >= sizeof(out->path))
+		return false;
+	if (!ctime && (uo_lstat_times(e->path, &f, &atime, &ctime) != 0 || !ctime ||
+		       !uo_behind_still(e, &f, ctime)))
 		return false;
 	memset(out, 0, sizeof(*out));
 	out->dev = e->dev;
 	out->ino = e->ino;
 	out->size = e->size;
+	out->btime_ns = e->btime_ns;
+	out->ctime_ns = ctime;
 	out->flags = flags;
 	memcpy(out->path, e->path, n);
 	return true;
@@ -573,6 +613,8 @@ void uo_behind_take(const struct uo_handoff_file *in, unsigned n)
 		e.dev = in[i].dev;
 		e.ino = in[i].ino;
 		e.size = in[i].size;
+		e.btime_ns = in[i].btime_ns;
+		e.ctime_ns = in[i].ctime_ns;
 		/* Whoever wrote the entry, its file's filesystem is asked again at its first look. */
 		e.disk_unknown = 1;
 		e.unflushed = 0;

@@ -544,7 +544,8 @@ bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
 static uint64_t uo_handoff_sum(const struct uo_handoff_file *e)
 {
 	uint64_t w[(offsetof(struct uo_handoff_file, check) + 7) / 8];
-	uint64_t h = 0x68616e646f666631ULL;	/* "handoff1" */
+	/* "handoff2": an entry of the layout before the birth and change times fails. */
+	uint64_t h = 0x68616e646f666632ULL;
 	size_t i;
 
 	memset(w, 0, sizeof(w));
@@ -569,7 +570,18 @@ bool uo_handoff_sound(const struct uo_handoff_file *e, uint64_t owner, uint64_t 
 	/* A failure mark names no file. */
 	if (e->flags & UO_HANDOFF_FAILED)
 		return true;
-	return e->path[0] == '/' && memchr(e->path, '\0', sizeof(e->path)) && e->size;
+	return e->path[0] == '/' && memchr(e->path, '\0', sizeof(e->path)) && e->size &&
+	       e->ctime_ns;
+}
+
+bool uo_behind_same(const struct uo_behind_id *was, const struct uo_behind_id *now)
+{
+	if (was->dev != now->dev || was->ino != now->ino || was->size != now->size)
+		return false;
+	/* Known then, it must be the same now; unknown then, it is unknown now too. */
+	if (was->btime_ns != now->btime_ns)
+		return false;
+	return !was->ctime_ns || was->ctime_ns == now->ctime_ns;
 }
 
 enum uo_opened uo_opened_by_head_probe(const struct uo_stream *st, uint64_t size)

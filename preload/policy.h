@@ -416,6 +416,33 @@ static inline bool uo_behind_read_since(int64_t atime_ns, int64_t ctime_ns)
 }
 
 /*
+ * Who a remembered written file is, for its look (behind.c): device, inode
+ * and size alone are not enough, as a file removed and another of the
+ * same size made in its place (rm F; cp G F.new; mv F.new F, by another
+ * program) may be given the same inode number, and, never read, would be
+ * dropped as if it were ours.  So also:
+ * - its birth time, read at the program's close (0: the filesystem keeps
+ *   none): a new inode is born later, whatever its number;
+ * - for a file handed to the next process of a parent, its change time
+ *   when handed (0: not recorded).  Not at the close: tar x and cp -p set
+ *   the times after it (utimensat changes the change time); at the hand-
+ *   over the writer is gone.  Anything done to the file since (a rewrite,
+ *   chmod, rename, a new inode) changes it.
+ * A process's own ring records no change time: between its close and its
+ * look only the program itself may set times, and the birth time covers
+ * a new inode.
+ */
+struct uo_behind_id {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	uint64_t btime_ns;	/* 0: not known */
+	int64_t ctime_ns;	/* 0: not recorded */
+};
+/* Is the file found now ('now': its change time always filled) the one remembered ('was')? */
+bool uo_behind_same(const struct uo_behind_id *was, const struct uo_behind_id *now);
+
+/*
  * A run shared through the per-user record by the processes of one parent
  * (find -exec cp, xargs -n1, a shell loop): a fixed-size entry with a check
  * word, written whole with one pwrite and read with one pread.  An entry
@@ -471,6 +498,8 @@ struct uo_handoff_file {
 	uint64_t size;
 	uint32_t flags;		/* enum uo_handoff_flags */
 	uint32_t pad;		/* zero */
+	uint64_t btime_ns;	/* uo_behind_id's: birth time, 0 if unknown */
+	int64_t ctime_ns;	/* ... change time at the hand-over, never 0 for a file */
 	char path[UO_HANDOFF_PATH];
 	uint64_t check;
 };

@@ -26,6 +26,12 @@ struct uo_file {
 	uint64_t ino;
 	uint64_t size;
 	uint64_t mtime_ns;
+	/*
+	 * Birth time (ns since the epoch), where the filesystem keeps one
+	 * (ext4, xfs, btrfs, tmpfs): a new inode that reuses a number has
+	 * another.  0: not known.
+	 */
+	uint64_t btime_ns;
 	uint32_t mode;
 	uint32_t uid;
 };
@@ -114,6 +120,8 @@ static inline void uo_release(_Atomic int32_t *owner)
 int uo_fstat(int fd, struct uo_file *f);
 /* The same, with the access and change times (ns since the epoch); fd may be O_PATH. */
 int uo_fstat_times(int fd, struct uo_file *f, int64_t *atime_ns, int64_t *ctime_ns);
+/* The same for a path, not followed if a symbolic link: nothing is opened. */
+int uo_lstat_times(const char *path, struct uo_file *f, int64_t *atime_ns, int64_t *ctime_ns);
 /* The file position, or -errno (a pipe: -ESPIPE). */
 int64_t uo_cursor(int fd);
 /* 0 or -errno.  Never called with a WAIT flag on a program's descriptor. */

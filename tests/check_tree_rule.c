@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <check.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -466,6 +467,68 @@ START_TEST(test_written_file_read_since)
 }
 END_TEST
 
+/*
+ * The review's case: cp wrote d/f1 and handed it on; another program then
+ * did rm d/f1; cp s/f8 d/f1.new; mv d/f1.new d/f1 (same size), and ext4
+ * gave the new file the old inode number.  Only its birth and change
+ * times tell it from the file handed.
+ */
+START_TEST(test_written_file_identity)
+{
+	const struct uo_behind_id was = { 2049, 12, 128 * KiB, 1700000000123456789ULL,
+					  1700000001000000001LL };
+	struct uo_behind_id now = was, ring = was;
+
+	ck_assert(uo_behind_same(&was, &now));
+	/* Another inode number, device or size. */
+	now.ino++;
+	ck_assert(!uo_behind_same(&was, &now));
+	now = was;
+	now.dev++;
+	ck_assert(!uo_behind_same(&was, &now));
+	now = was;
+	now.size--;
+	ck_assert(!uo_behind_same(&was, &now));
+	/* The same number, a new inode: born later, changed later. */
+	now = was;
+	now.btime_ns += 5000000000ULL;
+	now.ctime_ns += 5000000000LL;
+	ck_assert(!uo_behind_same(&was, &now));
+	/* Born later alone tells it. */
+	now = was;
+	now.btime_ns++;
+	ck_assert(!uo_behind_same(&was, &now));
+	/* Rewritten in place, chmod, renamed, times set: changed since the hand-over. */
+	now = was;
+	now.ctime_ns++;
+	ck_assert(!uo_behind_same(&was, &now));
+	/* A filesystem that keeps no birth time: the change time alone tells. */
+	ring.btime_ns = 0;
+	now = ring;
+	ck_assert(uo_behind_same(&ring, &now));
+	now.ctime_ns++;
+	ck_assert(!uo_behind_same(&ring, &now));
+	/* Unknown then, known now (or the reverse): not taken for the same. */
+	now = ring;
+	now.btime_ns = was.btime_ns;
+	ck_assert(!uo_behind_same(&ring, &now));
+	now = was;
+	now.btime_ns = 0;
+	ck_assert(!uo_behind_same(&was, &now));
+	/*
+	 * A process's own ring records no change time (tar x sets times after
+	 * its close): any change time is the same file, the birth time decides.
+	 */
+	ring = was;
+	ring.ctime_ns = 0;
+	now = was;
+	now.ctime_ns += 7;
+	ck_assert(uo_behind_same(&ring, &now));
+	now.btime_ns += 1;
+	ck_assert(!uo_behind_same(&ring, &now));
+}
+END_TEST
+
 /* find -exec cp: each process moves one file; the parent's run goes on through the record. */
 START_TEST(test_short_processes_share_one_run)
 {
@@ -578,9 +641,37 @@ static struct uo_handoff_file handed(uint64_t owner, uint64_t at, const char *pa
 	e.dev = 2049;
 	e.ino = 12;
 	e.size = 128 * KiB;
+	e.btime_ns = 1700000000123456789ULL;
+	e.ctime_ns = 1700000001000000001LL;
 	strcpy(e.path, path);
 	uo_handoff_seal(&e);
 	return e;
+}
+
+/* The record's entry before birth and change times were in it, and its seal. */
+struct handoff_v1 {
+	uint64_t owner, handed_ms, dev, ino, size;
+	uint32_t flags, pad;
+	char path[UO_HANDOFF_PATH];
+	uint64_t check;
+};
+
+static uint64_t mix_v1(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+static void seal_v1(struct handoff_v1 *e)
+{
+	uint64_t w[offsetof(struct handoff_v1, check) / 8], h = 0x68616e646f666631ULL;
+	size_t i;
+
+	memcpy(w, e, sizeof(w));
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		h = mix_v1(h, w[i]);
+	e->check = h;
 }
 
 START_TEST(test_handoff_refuses_what_is_not_sound)
@@ -617,6 +708,38 @@ START_TEST(test_handoff_refuses_what_is_not_sound)
 	bad.flags = 4;
 	uo_handoff_seal(&bad);
 	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	/* No change time recorded at the hand-over. */
+	bad = handed(77, 5000, "/a");
+	bad.ctime_ns = 0;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	/*
+	 * An entry an older library wrote, read as one of this layout: at the
+	 * start of an entry, or at any word of it (the blocks moved too).
+	 */
+	{
+		unsigned char raw[3 * sizeof(struct uo_handoff_file)];
+		struct handoff_v1 v1;
+		size_t at;
+
+		memset(&v1, 0, sizeof(v1));
+		v1.owner = 77;
+		v1.handed_ms = 5000;
+		v1.dev = 2049;
+		v1.ino = 12;
+		v1.size = 128 * KiB;
+		strcpy(v1.path, "/home/u/dst/a");
+		seal_v1(&v1);
+		memset(raw, 0, sizeof(raw));
+		memcpy(raw + sizeof(struct uo_handoff_file), &v1, sizeof(v1));
+		for (at = 0; at + sizeof(bad) <= sizeof(raw); at += 8) {
+			memcpy(&bad, raw + at, sizeof(bad));
+			ck_assert_msg(!uo_handoff_sound(&bad, 77, 5100), "at %zu", at);
+		}
+		/* (Sealed as this layout, the same entry is sound: the seal tells.) */
+		bad = handed(77, 5000, "/home/u/dst/a");
+		ck_assert(uo_handoff_sound(&bad, 77, 5100));
+	}
 	/* An all-zero block (a new record) holds nothing. */
 	memset(&bad, 0, sizeof(bad));
 	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
@@ -772,6 +895,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_tree_id_is_the_first_files);
 	tcase_add_test(act, test_written_files_wait_within_a_budget);
 	tcase_add_test(act, test_written_file_read_since);
+	tcase_add_test(act, test_written_file_identity);
 	tcase_add_test(act, test_written_files_stay_while_memory_is_mostly_free);
 	tcase_add_test(act, test_first_written_files_join_the_drop);
 	tcase_add_test(act, test_only_new_written_files_are_candidates);

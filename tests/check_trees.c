@@ -34,7 +34,9 @@
  * memory are free: the cases that check a drop run in the cgroup with its
  * hot file touched, and tar x into an empty cgroup of 1 GiB must leave its
  * copy cached.  A written file its writer locks again and keeps open must
- * keep the lock while its neighbours are dropped.
+ * keep the lock while its neighbours are dropped.  One cp per file where
+ * another program replaces a file just written by one of the same size
+ * (rm, cp, mv: the same inode number): that file must stay cached.
  *
  * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
  * needs root and a cgroup v1 memory controller.  Skips with one line.
@@ -658,6 +660,93 @@ START_TEST(test_no_tree_keeps_its_files)
 }
 END_TEST
 
+/*
+ * The outside review's case, in find -exec cp's way (one cp per file, the
+ * files still being written back at each one's exit handed to the next):
+ * after every REPLACE_EVERY-th cp, another program (no library) replaces
+ * the file just written with one of the same size, as a careful writer
+ * does: rm F; cp G F.new; mv F.new F, and writes it back (sync F).  ext4
+ * gives the new file the old inode number.  Nobody read it; it is not
+ * the file handed, and must stay cached (its birth and change times tell,
+ * policy.h, uo_behind_id).  The copy's other files must have been dropped,
+ * or nothing was looked at and the test cannot tell.
+ */
+#define REPLACE_FILES	60
+#define REPLACE_EVERY	5
+
+START_TEST(test_replaced_file_is_not_dropped)
+{
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	char cmd[4096], path[600], inos[600];
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 120 };
+	struct uot_result r;
+	unsigned long long before, after;
+	unsigned i, replaced = 0, reused = 0, dropped = 0, others = 0;
+	double rest = 0;
+	FILE *f;
+
+	if (uot_skipped("replaced"))
+		return;
+	if (!enter_used_cgroup(&c)) {
+		printf("trees: replaced: skipped: %s\n", t.cg_why);
+		return;
+	}
+	prepare_run(0);
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	uot_scratch_path(inos, sizeof(inos), "inodes");
+	unlink(inos);
+	/* The replacing program runs without the library: env drops it before sh. */
+	snprintf(cmd, sizeof(cmd),
+		 "i=0; while [ $i -lt %u ]; do f=$(printf f%%03u $i); cp '%s'/$f '%s'/; "
+		 "if [ $((i %% %u)) = %u ]; then env -u LD_PRELOAD sh -c '"
+		 "d=\"$1\"/$2; a=$(stat -c %%i \"$d\"); rm \"$d\" && cp \"$3\" \"$d\".new && "
+		 "mv \"$d\".new \"$d\" && sync \"$d\" && echo $2 $a $(stat -c %%i \"$d\") >> \"$4\"' "
+		 "sh '%s' $f '%s'/f199 '%s' || exit 9; fi; i=$((i + 1)); done",
+		 REPLACE_FILES, t.src[0], t.dst, REPLACE_EVERY, REPLACE_EVERY - 1, t.dst,
+		 t.src[0], inos);
+	ck_assert_msg(uot_run(&c, &r) == 0, "find -exec cp: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "the cp loop: %s", uot_status_str(r.status));
+	f = fopen(inos, "r");
+	ck_assert_msg(f != NULL, "the replacing program left no inode numbers");
+	while (fscanf(f, "%599s %llu %llu", path, &before, &after) == 3) {
+		char full[1200];
+		double pct;
+
+		snprintf(full, sizeof(full), "%s/%s", t.dst, path);
+		pct = uot_resident_pct(full);
+		replaced++;
+		reused += before == after;
+		if (pct < 99.0) {
+			dropped++;
+			printf("trees: replaced: %s (inode %llu, %s) %.1f%% cached\n", path, after,
+			       before == after ? "the same number" : "another number", pct);
+		}
+	}
+	fclose(f);
+	unlink(inos);
+	for (i = 0; i < REPLACE_FILES; i++) {
+		if (i % REPLACE_EVERY == REPLACE_EVERY - 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/f%03u", t.dst, i);
+		rest += uot_resident_pct(path);
+		others++;
+	}
+	rest /= others;
+	printf("trees: one cp per file, every %uth file replaced by another program: %u "
+	       "replaced (%u given the same inode number), %u of them dropped; the other "
+	       "files %.1f%% cached\n", REPLACE_EVERY, replaced, reused, dropped, rest);
+	ck_assert_uint_eq(replaced, REPLACE_FILES / REPLACE_EVERY);
+	ck_assert_msg(dropped == 0, "%u of %u files another program put in place of a handed "
+		      "file (%u with its inode number) were dropped", dropped, replaced, reused);
+	ck_assert_msg(rest <= 50.0, "the copy's other files stayed cached (%.1f%%): nothing "
+		      "was looked at, the test cannot tell", rest);
+	uot_scratch_rm(t.dst);
+}
+END_TEST
+
 static void cleanup(void)
 {
 	uot_cgroup_remove(&t.cg);
@@ -728,6 +817,7 @@ int main(void)
 	tcase_add_test(tc, test_no_tree_keeps_its_files);
 	tcase_add_loop_test(tc, test_unpacked_in_free_memory_stays, 0, 2);
 	tcase_add_test(tc, test_locked_file_keeps_its_lock);
+	tcase_add_test(tc, test_replaced_file_is_not_dropped);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
