@@ -1124,12 +1124,16 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 * a time.
 		 */
 		/*
-		 * Nothing left that changes without the program: no pages
-		 * dirty or under writeback, no sweep due by time, nothing
-		 * written waiting to turn clean.
+		 * Nothing left that comes without the program: no sweep due
+		 * (by time too), no writeback to start, and no written pages
+		 * whose turning clean would make a sweep due.  A log the
+		 * program appends to, dirty for the flusher's 30 s, is not
+		 * opened at every sample meanwhile.
 		 */
-		f->quiet = !busy && !(f->wrote && brought > busy) &&
-			   !(brought > budget && f->step == t->t->window / 2);
+		f->quiet = !(f->wrote ? brought > busy && brought - busy >= f->step
+				      : brought > budget && f->step == t->t->window / 2) &&
+			   !(busy && f->wrote && brought >= f->step) &&
+			   !(f->stream && f->writable && cs.nr_dirty * t->page >= t->t->window / 2);
 		if (f->wrote ? brought > busy && brought - busy >= f->step :
 		    brought > budget &&
 		    (cached >= f->swept_b + f->step ||
