@@ -1038,10 +1038,10 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		struct uo_wf_cs cs;
 		uint64_t brought, cached, busy, nlink, size;
 
+		if (!f->used || (f->fd < 0 && f->quiet && !f->closing && !t->moved))
+			continue;
 		if (uo_wf_stopped(t))
 			break;
-		if (!f->used)
-			continue;
 		if (f->closing) {
 			bool left;
 
@@ -1123,6 +1123,17 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		 * of it is worth a sweep.  A reader's goes a window of growth at
 		 * a time.
 		 */
+		/*
+		 * Nothing left that comes without the program: no sweep due
+		 * (by time too), no writeback to start, and no written pages
+		 * whose turning clean would make a sweep due.  A log the
+		 * program appends to, dirty for the flusher's 30 s, is not
+		 * opened at every sample meanwhile.
+		 */
+		f->quiet = !(f->wrote ? brought > busy && brought - busy >= f->step
+				      : brought > budget && f->step == t->t->window / 2) &&
+			   !(busy && f->wrote && brought >= f->step) &&
+			   !(f->stream && f->writable && cs.nr_dirty * t->page >= t->t->window / 2);
 		if (f->wrote ? brought > busy && brought - busy >= f->step :
 		    brought > budget &&
 		    (cached >= f->swept_b + f->step ||
@@ -1132,6 +1143,8 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			uo_wf_sweep(t, f, false, &done);
 			f->step = done ? t->t->window / 2 : f->step * 2;
 			f->last_b = f->swept_b;
+			/* What the sweep left is looked at again. */
+			f->quiet = false;
 		}
 	}
 }

@@ -34,6 +34,7 @@ struct uo_wfile {
 	bool stream;		/* the program brought in a window or more */
 	bool wrote;		/* dirty pages were seen: the program writes it */
 	bool writable;		/* a watched descriptor writes it, or closed it written */
+	bool quiet;		/* its last pass left nothing to do until the program moves */
 	uint64_t size0;		/* its size at first sight: what lies beyond, a reader never brought */
 	uint64_t nbits;		/* bits in the bitmaps below, one per unit */
 	uint64_t *before;	/* unit cached (clean) at first sight; NULL if cold */
@@ -116,6 +117,15 @@ struct uo_wfiles {
 	 * caller as a sample starts.
 	 */
 	bool stopped;
+	/*
+	 * Set by the caller for each sample: a watched process may have read
+	 * or written something since the last one.  While it is false, a
+	 * shut file whose last pass left nothing to do (no dirty pages or
+	 * writeback, no sweep due) is not opened again: an idle program's
+	 * files were opened by handle at every sample, all of them (a
+	 * Python's libraries too), seen by inotify and on-access scanners.
+	 */
+	bool moved;
 };
 
 /* Must this sample's work stop now?  stop(), latched in stopped. */
