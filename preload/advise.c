@@ -278,15 +278,22 @@ static uint64_t uo_tail_budget(void)
 	return 2 * uo_config.tuning.window;
 }
 
+/* cachestat counts pages; the auxiliary vector says how big one is. */
+static uint64_t uo_page_size(void)
+{
+	uint64_t page = getauxval(AT_PAGESZ);
+
+	return page ? page : 4096;
+}
+
 /* Bytes of [from, to) dirty or under writeback; -1 without cachestat. */
 static int64_t uo_in_flight(int fd, uint64_t from, uint64_t to)
 {
 	struct uo_cachestat cs;
-	uint64_t page = getauxval(AT_PAGESZ);
 
 	if (uo_cachestat(fd, from, to == UO_EOF ? 0 : to - from, &cs) != 0)
 		return -1;
-	return (int64_t)((cs.nr_dirty + cs.nr_writeback) * (page ? page : 4096));
+	return (int64_t)((cs.nr_dirty + cs.nr_writeback) * uo_page_size());
 }
 
 /*
@@ -442,7 +449,7 @@ static bool uo_own_writeback_failed(int own, struct uo_range r)
 	int err;
 
 	/* After a first failure nothing is asked: the other files keep their errors. */
-	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed))
+	if (uo_writeback_failure_seen())
 		return true;
 	err = uo_sync_file_range(own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
 	if (err)
@@ -457,7 +464,7 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 	bool failed;
 
 	/* Asked first here too: after a failure no descriptor of ours is opened at all. */
-	if (atomic_load_explicit(&uo_wb_failure_seen, memory_order_relaxed) || uo_file_locked(fd))
+	if (uo_writeback_failure_seen() || uo_file_locked(fd))
 		return true;
 	uo_proc_fd_path(path, fd);
 	own = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -491,14 +498,12 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
 unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached)
 {
 	struct uo_cachestat cs;
-	uint64_t page = getauxval(AT_PAGESZ), folios = (r.end - r.start) / align, i, end;
+	uint64_t page = uo_page_size(), folios = (r.end - r.start) / align, i, end;
 	uint64_t all = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
 	struct uo_file f;
 	int err;
 
 	*cached = 0;
-	if (!page)
-		page = 4096;
 	err = uo_cachestat(fd, r.start, r.end - r.start, &cs);
 	if (err)
 		return err == -EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
@@ -714,11 +719,9 @@ bool uo_drop_written_tree_file(int own, uint64_t size)
 	 * had most of it dropped, and counted, as it went (cp of one 128 MiB
 	 * file counted 376 MiB dropped).
 	 */
-	if (uo_stats && (cached = uo_cached_pages(own)) >= 0) {
-		uint64_t page = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
-
-		size = (uint64_t)cached * page < size ? (uint64_t)cached * page : size;
-	}
+	if (uo_stats && (cached = uo_cached_pages(own)) >= 0 &&
+	    (uint64_t)cached * uo_page_size() < size)
+		size = (uint64_t)cached * uo_page_size();
 	err = -uo_fadvise_dontneed(own, 0, 0);
 	if (err) {
 		UO_STAT_ADD(advice_errors, 1);
