@@ -368,7 +368,7 @@ bool uo_tree_closed(struct uo_tree *tree, uint64_t now_ms)
  * Declared in policy.h.
  */
 
-static uint64_t uo_tree_mix(uint64_t h, uint64_t v)
+uint64_t uo_mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
 	h *= 0xff51afd7ed558ccdULL;
@@ -411,7 +411,7 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 	if (r->own < UINT32_MAX)
 		r->own++;
 	if (r->count <= UO_TREE_ID_FILES) {
-		r->id = uo_tree_mix(r->id ? r->id : 1, f->key);
+		r->id = uo_mix(r->id ? r->id : 1, f->key);
 		adv.ask_record = r->count == UO_TREE_ID_FILES && f->key;
 	}
 	r->bytes = r->bytes + f->size < r->bytes ? UINT64_MAX : r->bytes + f->size;
@@ -492,13 +492,13 @@ bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size)
 
 static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)
 {
-	uint64_t h = uo_tree_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */
+	uint64_t h = uo_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */
 
-	h = uo_tree_mix(h, s->last_ms);
-	h = uo_tree_mix(h, s->bytes);
-	h = uo_tree_mix(h, s->id);
-	h = uo_tree_mix(h, (uint64_t)s->count << 16 | (uint64_t)s->dir << 8 | s->kept);
-	return uo_tree_mix(h, (uint64_t)s->pad[0] << 8 | s->pad[1]);
+	h = uo_mix(h, s->last_ms);
+	h = uo_mix(h, s->bytes);
+	h = uo_mix(h, s->id);
+	h = uo_mix(h, (uint64_t)s->count << 16 | (uint64_t)s->dir << 8 | s->kept);
+	return uo_mix(h, (uint64_t)s->pad[0] << 8 | s->pad[1]);
 }
 
 void uo_tree_share_put(struct uo_tree_share *out, const struct uo_tree_run *run, unsigned dir,
@@ -551,7 +551,7 @@ static uint64_t uo_handoff_sum(const struct uo_handoff_file *e)
 	memset(w, 0, sizeof(w));
 	memcpy(w, e, offsetof(struct uo_handoff_file, check));
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-		h = uo_tree_mix(h, w[i]);
+		h = uo_mix(h, w[i]);
 	return h;
 }
 

@@ -503,6 +503,13 @@ struct uo_handoff_file {
 	char path[UO_HANDOFF_PATH];
 	uint64_t check;
 };
+/*
+ * One step of the hash the library's self-checking entries use (record
+ * keys, tree runs, handed files, the siblings' parent): not for security,
+ * only so that a torn or foreign entry fails its check.
+ */
+uint64_t uo_mix(uint64_t h, uint64_t v);
+
 void uo_handoff_seal(struct uo_handoff_file *e);
 /* Is 'e' sound, of this owner, and handed within UO_TREE_GAP_MS of now? */
 bool uo_handoff_sound(const struct uo_handoff_file *e, uint64_t owner, uint64_t now_ms);

@@ -57,13 +57,6 @@ struct uo_record_entry {
 #define UO_RECORD_PARENTS	4
 #define UO_RECORD_TOTAL		(UO_RECORD_SIZE + UO_RECORD_PARENTS * sizeof(struct uo_record_sibling))
 
-static uint64_t uo_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + UO_RECORD_CHECK + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
 /* The same file, unchanged: a changed file is another stream. */
 static uint64_t uo_record_key(const struct uo_file *f)
 {

@@ -50,6 +50,7 @@
 #include "sys.h"
 #include "trace.h"
 #include "tree.h"
+#include "userdir.h"
 
 static struct uo_trees uo_trees;
 /* Who is updating uo_trees (sys.h, uo_try_own): never waited for, a busy rule skips one file. */
@@ -133,52 +134,17 @@ static struct {
 	struct uo_record_sibling block;	/* static: 8 KiB is too much for the program's stack */
 } uo_sib;
 
-static uint64_t uo_sib_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
-/* The parent, by pid and start time (/proc/PPID/stat, field 22); 0 if it cannot be told. */
+/* The parent, by pid and start time (/proc/PPID/stat); 0 if it cannot be told. */
 static uint64_t uo_sib_parent(void)
 {
-	char path[32] = "/proc/", buf[512], digits[12];
-	long ppid = uo_sys(SYS_getppid), parent = ppid, fd, n;
-	uint64_t start = 0;
-	unsigned i = 0, field;
-	char *p;
+	long ppid = uo_sys(SYS_getppid), grand, sid;
+	uint64_t start, h;
 
 	/* Orphans and the children of init have no siblings worth a run. */
-	if (ppid <= 1)
+	if (ppid <= 1 || !uo_proc_stat((uint32_t)ppid, &grand, &sid, &start))
 		return 0;
-	do
-		digits[i++] = (char)('0' + ppid % 10);
-	while ((ppid /= 10) && i < sizeof(digits));
-	for (n = 6; i; )
-		path[n++] = digits[--i];
-	memcpy(path + n, "/stat", 6);
-	fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return 0;
-	n = uo_sys(SYS_read, fd, buf, sizeof(buf) - 1);
-	uo_sys(SYS_close, fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The name may hold spaces and parentheses: fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	for (field = 2; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	while (*p >= '0' && *p <= '9')
-		start = start * 10 + (uint64_t)(*p++ - '0');
-	if (field != 22 || !start)
-		return 0;
-	start = uo_sib_mix(uo_sib_mix(0x7369626c696e6773ULL, (uint64_t)parent), start);
-	return start ? start : 1;
+	h = uo_mix(uo_mix(0x7369626c696e6773ULL, (uint64_t)ppid), start);
+	return h ? h : 1;
 }
 
 /*

@@ -143,7 +143,7 @@ static uint64_t uo_said_mix(uint64_t h, uint64_t v)
  * Of /proc/PID/stat: the parent (field 4), the session (6) and the start
  * time (22).  False if the process is gone or the line is not understood.
  */
-static bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
+bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
 {
 	char path[32], buf[512];
 	const char *p = NULL, *end;

@@ -15,6 +15,12 @@
 /* A descriptor of the user's private directory (O_DIRECTORY), or -1; the caller closes it. */
 int uo_userdir_open(void);
 
+/*
+ * Of /proc/PID/stat: the parent (field 4), the session (6) and the start
+ * time (22).  False if the process is gone or the line is not understood.
+ */
+bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start);
+
 /* Longer lines are never taken for said in a regular file. */
 #define UO_SAID_LINE_MAX	512
 
