@@ -190,8 +190,11 @@ static int uo_record_sibling_lock(uint64_t owner)
 bool uo_record_sibling_take(uint64_t owner, struct uo_record_sibling *out)
 {
 	static const struct uo_handoff_file none;
+	/* What the block keeps: its failure marks.  One caller at a time (record.h). */
+	static struct uo_handoff_file left[UO_HANDOFF_FILES];
 	off_t at = uo_record_sibling_at(owner);
 	int fd = uo_record_sibling_lock(owner);
+	bool taken = false;
 	unsigned i;
 	long n;
 
@@ -199,12 +202,19 @@ bool uo_record_sibling_take(uint64_t owner, struct uo_record_sibling *out)
 		return false;
 	n = uo_sys(SYS_pread64, fd, out, sizeof(*out), at);
 	/* The files are ours now; a failure's mark stays for the siblings still to come. */
-	for (i = 0; n == (long)sizeof(*out) && i < UO_HANDOFF_FILES; i++)
-		if (!(out->files[i].flags & UO_HANDOFF_FAILED) &&
-		    uo_sys(SYS_pwrite64, fd, &none, sizeof(none),
-			   at + (off_t)offsetof(struct uo_record_sibling, files) +
-			   (off_t)(i * sizeof(none))) != (long)sizeof(none))
-			n = -1;
+	for (i = 0; n == (long)sizeof(*out) && i < UO_HANDOFF_FILES; i++) {
+		if (out->files[i].flags & UO_HANDOFF_FAILED) {
+			left[i] = out->files[i];
+			continue;
+		}
+		left[i] = none;
+		taken |= memcmp(&out->files[i], &none, sizeof(none)) != 0;
+	}
+	/* One write, and none where there was nothing to take. */
+	if (taken && uo_sys(SYS_pwrite64, fd, left, sizeof(left),
+			    at + (off_t)offsetof(struct uo_record_sibling, files)) !=
+		     (long)sizeof(left))
+		n = -1;
 	uo_sys(SYS_close, fd);
 	return n == (long)sizeof(*out);
 }

@@ -24,7 +24,8 @@ struct uo_record_sibling {
 /*
  * The block of parent 'owner' (hashed), its handed files taken out of the
  * record (a failure's mark stays): false if there is no record or another
- * sibling has the block just now.  Checked by the caller.
+ * sibling has the block just now.  Checked by the caller, which holds the
+ * tree's lock (tree.c): one thread at a time.
  */
 bool uo_record_sibling_take(uint64_t owner, struct uo_record_sibling *out);
 /* Leaves the block for the parent's next process. */
