@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -1618,6 +1619,14 @@ static bool newfd_run(enum kind k, void *fn, const struct newfd_case *c, struct 
 	case K_PCLOSE:
 		fp = popen(c->name, "r");
 		ck_assert_ptr_nonnull(fp);
+		/* Whether the child wrote before the pipe closed is a race of its own that
+		 * gives its exit status (0 or a broken pipe): wait until it wrote or exited,
+		 * so libc and the hook are asked the same question. */
+		{
+			struct pollfd pfd = { .fd = fileno(fp), .events = POLLIN };
+
+			ck_assert_int_eq(poll(&pfd, 1, 30000), 1);
+		}
 		o->ret = ((int (*)(FILE *))fn)(fp);
 		fp = NULL;
 		break;
