@@ -319,7 +319,13 @@ START_TEST(test_precached_pages_stay)
 	read_all(fd, MiB, false);
 	close(fd);
 	if (_i == 0) {
-		ck_assert_int_eq(resident_mib(path), 192);
+		/* In bytes, not whole MiB: a page or two the kernel reclaims on a busy machine
+		 * is not the library's doing, which drops a window (8 MiB) or nothing. */
+		int64_t kept = uot_resident(path, NULL);
+
+		ck_assert_msg(kept >= 0, "%s", uot_why());
+		ck_assert_msg(kept >= 192 * MiB - 256 * 1024, "%lld of 192 MiB stayed cached",
+			      (long long)kept);
 	} else {
 		ck_assert_int_eq(resident_range_mib(path, 64, 128), 64);
 		/* The cold thirds went, but for the very start, read before the first probe. */

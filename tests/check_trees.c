@@ -399,14 +399,20 @@ START_TEST(test_bare_copy_floods)
 
 	if (uot_skipped(trees[_i].name))
 		return;
-	prepare_run((unsigned)_i);
-	expand(cmd, sizeof(cmd), progs[0].script, (unsigned)_i);
-	ck_assert_msg(uot_run(&c, &r) == 0, "bare cp -r: %s", uot_why());
-	ck_assert_msg(uot_exited_ok(r.status), "bare cp -r: %s", uot_status_str(r.status));
-	tree_pct(t.src[_i], &src, &src_dirty);
-	tree_pct(t.dst, &dst, &dst_dirty);
-	printf("trees: bare cp -r %-24s source %5.1f%% cached, copy %5.1f%% cached %5.1f%% dirty "
-	       "just after\n", trees[_i].name, src, dst, dst_dirty);
+	/* A sync by anyone else on the machine cleans the copy under the test: such a run
+	 * says nothing of the kernel's behaviour, so it is tried again, twice at most. */
+	for (unsigned attempt = 0; attempt < 3; attempt++) {
+		prepare_run((unsigned)_i);
+		expand(cmd, sizeof(cmd), progs[0].script, (unsigned)_i);
+		ck_assert_msg(uot_run(&c, &r) == 0, "bare cp -r: %s", uot_why());
+		ck_assert_msg(uot_exited_ok(r.status), "bare cp -r: %s", uot_status_str(r.status));
+		tree_pct(t.src[_i], &src, &src_dirty);
+		tree_pct(t.dst, &dst, &dst_dirty);
+		printf("trees: bare cp -r %-24s source %5.1f%% cached, copy %5.1f%% cached %5.1f%% "
+		       "dirty just after\n", trees[_i].name, src, dst, dst_dirty);
+		if (src >= 90.0 && dst_dirty >= 50.0 && dst >= 90.0)
+			break;
+	}
 	ck_assert_msg(src >= 90.0, "bare cp -r left only %.1f%% of the source cached: "
 		      "this test cannot see a difference", src);
 	ck_assert_msg(dst_dirty >= 50.0, "bare cp -r left only %.1f%% of the copy dirty: "
