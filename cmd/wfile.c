@@ -1213,22 +1213,16 @@ void uo_wfiles_shut(struct uo_wfiles *t)
 	}
 }
 
-void uo_wfiles_lend(struct uo_wfiles *t, int i, int fd)
+void uo_wfiles_lend(struct uo_wfiles *t, int i, int fd, uint64_t dev, uint64_t ino)
 {
 	struct uo_wfile *f;
 
 	if (i < 0 || (unsigned)i >= t->n || !t->v[i].used)
 		return;
 	f = &t->v[i];
-	if (f->fd < 0 && !f->parked) {
-		struct stat sb;
-
-		/* The caller's index may name another file by now: only the same file. */
-		if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_dev != f->dev ||
-		    (uint64_t)sb.st_ino != f->ino)
-			return;
+	/* The caller's index may name another file by now: only the same file. */
+	if (f->fd < 0 && !f->parked && f->dev == dev && f->ino == ino)
 		f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	}
 }
 
 int uo_wfiles_find_handle(const struct uo_wfiles *t, uint64_t dev, const struct file_handle *fh)

@@ -220,8 +220,12 @@ void uo_wfiles_let_go(struct uo_wfiles *t, bool (*in_use)(void *ctx, uint64_t de
  * finds it free.  Without reopen, descriptors are kept as before.
  */
 void uo_wfiles_shut(struct uo_wfiles *t);
-/* File i was shut: fd (a watched descriptor's, opened again this sample) is lent to it (dup). */
-void uo_wfiles_lend(struct uo_wfiles *t, int i, int fd);
+/*
+ * File i was shut: fd (a watched descriptor's, opened again this sample)
+ * is lent to it (dup), if file i is still (dev, ino): the caller checked
+ * that fd is, no second fstat.
+ */
+void uo_wfiles_lend(struct uo_wfiles *t, int i, int fd, uint64_t dev, uint64_t ino);
 /*
  * The file whose handle is fh on filesystem dev, found without opening
  * anything (a close event names its file by handle); -1 if not followed.
