@@ -223,13 +223,14 @@ static void uo_guard_first(int fd, struct uo_slot *s)
  * such files only, while memory is mostly free.  False if nothing is left
  * to do.
  */
-static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, uint64_t size)
+static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsigned dir,
+			  uint64_t size)
 {
 	uint8_t was = s->temp;
 
-	if (was != UO_TEMP_KEPT)
+	if (was != UO_TEMP_KEPT || dir != UO_WRITE)
 		return true;
-	*adv = uo_temp_advice(*adv, &s->temp, uo_memory_free(), uo_memory_size(), size);
+	*adv = uo_temp_advice(*adv, dir, &s->temp, uo_memory_free(), uo_memory_size(), size);
 	if (s->temp != was) {
 		uo_trace(fd, "temporary file guarded from here on", "memory is not mostly free");
 		return true;
@@ -285,7 +286,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		uo_trace(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
-	if (UO_UNLIKELY(s->temp) && !uo_guard_temp(fd, s, &adv, size))
+	if (UO_UNLIKELY(s->temp) && !uo_guard_temp(fd, s, &adv, s->st.dir, size))
 		goto probe;
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
 	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
@@ -485,7 +486,7 @@ void uo_note_closing(int fd)
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
-		if (!s->temp || uo_guard_temp(fd, s, &adv, size))
+		if (!s->temp || uo_guard_temp(fd, s, &adv, wrote ? UO_WRITE : UO_READ, size))
 			uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
 		/*
 		 * A file written is often read back soon (a build's output, a

@@ -490,12 +490,13 @@ bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size)
 	return free - size >= memory - memory / 4;
 }
 
-struct uo_advice uo_temp_advice(struct uo_advice adv, uint8_t *temp, uint64_t free,
-				uint64_t memory, uint64_t size)
+struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *temp,
+				uint64_t free, uint64_t memory, uint64_t size)
 {
 	uint64_t end;
 
-	if (*temp != UO_TEMP_KEPT || (uo_range_empty(adv.flush) && uo_range_empty(adv.drop)))
+	if (*temp != UO_TEMP_KEPT || dir != UO_WRITE ||
+	    (uo_range_empty(adv.flush) && uo_range_empty(adv.drop)))
 		return adv;
 	if (uo_behind_room(free, memory, size)) {
 		adv.flush.start = adv.flush.end = 0;

@@ -427,13 +427,15 @@ enum uo_temp {
 	UO_TEMP_SHORT,		/* a temporary one, memory was short: guarded from now on */
 };
 /*
- * The advice for a write to (or the close of) a descriptor in state
- * *temp, whose file is 'size' bytes, 'free' and 'memory' as for
+ * The advice for a stream in 'dir' (or its close) on a descriptor in
+ * state *temp, whose file is 'size' bytes, 'free' and 'memory' as for
  * uo_behind_room: the advice itself, or none of its flush and drop while
  * the file is kept.  *temp turns UO_TEMP_SHORT when memory is found short.
+ * A read stands: what the writer left is cached and spared anyway, and a
+ * cold part read is used once like any other.
  */
-struct uo_advice uo_temp_advice(struct uo_advice adv, uint8_t *temp, uint64_t free,
-				uint64_t memory, uint64_t size);
+struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *temp,
+				uint64_t free, uint64_t memory, uint64_t size);
 /*
  * Was the file read since it was last changed?  relatime (the default)
  * and strictatime move the access time past the change time at a read

@@ -467,10 +467,10 @@ START_TEST(test_temp_file_left_to_the_kernel_while_memory_is_free)
 		if (_i == 1 && pos > 96 * MiB)
 			free = 4 * GiB;
 		raw = cursor(UO_WRITE, MiB, pos);
-		adv = uo_temp_advice(raw, &plain, free, memory, pos);
+		adv = uo_temp_advice(raw, UO_WRITE, &plain, free, memory, pos);
 		ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
 		ck_assert_uint_eq(plain, UO_TEMP_NO);
-		adv = uo_temp_advice(raw, &temp, free, memory, pos);
+		adv = uo_temp_advice(raw, UO_WRITE, &temp, free, memory, pos);
 		if (temp == UO_TEMP_KEPT) {
 			ck_assert_msg(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
 				      !(adv.flags & UO_ADV_WAIT),
@@ -505,7 +505,7 @@ START_TEST(test_temp_file_left_to_the_kernel_while_memory_is_free)
 	ck_assert_uint_eq(temp, _i ? UO_TEMP_SHORT : UO_TEMP_KEPT);
 	raw = uo_closing(&st, &tun);
 	ck_assert(!uo_range_empty(raw.flush) && !uo_range_empty(raw.drop));
-	adv = uo_temp_advice(raw, &temp, free, memory, total);
+	adv = uo_temp_advice(raw, UO_WRITE, &temp, free, memory, total);
 	if (_i == 0)
 		ck_assert(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
 			  !(adv.flags & UO_ADV_WAIT));
@@ -520,19 +520,25 @@ START_TEST(test_temp_file_room_is_the_tree_rule)
 	struct uo_advice adv = { .flush = { 0, 8 * MiB } };
 	uint8_t temp = UO_TEMP_KEPT;
 
-	adv = uo_temp_advice(adv, &temp, 16 * GiB, 16 * GiB, 4 * GiB);
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 16 * GiB, 16 * GiB, 4 * GiB);
 	ck_assert_uint_eq(temp, UO_TEMP_KEPT);
 	ck_assert(uo_range_empty(adv.flush));
 	adv.flush.end = 8 * MiB;
-	adv = uo_temp_advice(adv, &temp, 16 * GiB, 16 * GiB, 4 * GiB + MiB);
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 16 * GiB, 16 * GiB, 4 * GiB + MiB);
 	ck_assert_uint_eq(temp, UO_TEMP_SHORT);
 	ck_assert_uint_eq(adv.flush.start, 0);
 	ck_assert_uint_eq(adv.flush.end, 8 * MiB);
+	/* A read stream's drop stands, and says nothing of memory. */
+	memset(&adv, 0, sizeof(adv));
+	adv.drop.end = 8 * MiB;
+	adv = uo_temp_advice(adv, UO_READ, &temp, 16 * GiB, 16 * GiB, MiB);
+	ck_assert_uint_eq(adv.drop.end, 8 * MiB);
+	ck_assert_uint_eq(temp, UO_TEMP_SHORT);
 	/* Advice with nothing to flush or drop (a probe) is no reason to look. */
 	temp = UO_TEMP_KEPT;
 	memset(&adv, 0, sizeof(adv));
 	adv.probe.end = 8 * MiB;
-	adv = uo_temp_advice(adv, &temp, 0, 16 * GiB, 4 * GiB);
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 0, 16 * GiB, 4 * GiB);
 	ck_assert_uint_eq(temp, UO_TEMP_KEPT);
 	ck_assert_uint_eq(adv.probe.end, 8 * MiB);
 }
