@@ -230,6 +230,15 @@ static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsi
 
 	if (was != UO_TEMP_KEPT || dir != UO_WRITE)
 		return true;
+	/*
+	 * Closed behind the hooks' back and the number opened again: not ours
+	 * to keep.  The birth time tells a new file given the unlinked one's
+	 * inode number (ext4 does that at once).
+	 */
+	if (s->file.ino != s->temp_ino || s->file.btime_ns != s->temp_btime_ns) {
+		s->temp = UO_TEMP_NO;
+		return true;
+	}
 	*adv = uo_temp_advice(*adv, dir, &s->temp, uo_memory_free(), uo_memory_size(), size);
 	if (s->temp != was) {
 		uo_trace(fd, "temporary file guarded from here on", "memory is not mostly free");
@@ -436,6 +445,7 @@ void uo_note_opened(int fd, unsigned dir, bool fresh)
  */
 void uo_note_temp(int fd)
 {
+	struct uo_file f;
 	struct uo_slot *s;
 	int saved = errno;
 
@@ -443,12 +453,18 @@ void uo_note_temp(int fd)
 		errno = saved;
 		return;
 	}
+	/* An fstat a temporary file: the file is told from one that takes its number later. */
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode))
+		goto out;
 	s = uo_slot_get(fd);
 	if (s && uo_slot_lock(s)) {
 		s->temp = UO_TEMP_KEPT;
 		s->temp_said = 0;
+		s->temp_ino = f.ino;
+		s->temp_btime_ns = f.btime_ns;
 		uo_slot_unlock(s);
 	}
+out:
 	errno = saved;
 }
 

@@ -799,6 +799,35 @@ START_TEST(test_quiet_number_reused)
 END_TEST
 
 /*
+ * A temporary file closed behind the hooks' back (the raw system call),
+ * its number then taken by an ordinary file: that file is not temporary,
+ * and its writes are flushed and dropped, wherever memory is free.
+ */
+START_TEST(test_temp_mark_not_kept_by_the_next_file)
+{
+	char tpath[PATH_MAX], path[PATH_MAX];
+	long cached;
+	int t, fd;
+
+	if (!droppable)
+		return;
+	path_in(tpath, "temp-XXXXXX");
+	path_in(path, "after-temp");
+	t = mkstemp(tpath);
+	ck_assert_int_ge(t, 0);
+	ck_assert_int_eq(write(t, "x", 1), 1);
+	syscall(SYS_close, t);
+	unlink(tpath);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(fd, t);
+	cached = write_through(fd, NULL, path);
+	unlink(path);
+	ck_assert_msg(cached <= WRITE_TAIL_MIB, "%ld MiB of an ordinary file stayed cached: the "
+		      "temporary file's mark outlived it", cached);
+}
+END_TEST
+
+/*
  * Descriptors 0, 1 and 2 are most often /dev/null, a pipe or a terminal:
  * the guard learns it after their first 64 KiB, not a window later.
  */
@@ -1042,6 +1071,7 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_std_descriptor_ignored_early);
 	tcase_add_loop_test(guard, test_quiet_number_reused, 0, N_REUSE);
 	tcase_add_loop_test(guard, test_temp_file_read_back_from_memory, 0, 2);
+	tcase_add_test(guard, test_temp_mark_not_kept_by_the_next_file);
 	suite_add_tcase(s, guard);
 	return s;
 }
