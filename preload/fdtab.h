@@ -49,12 +49,17 @@ struct uo_slot {
 	uint32_t kind_known;	/* its file type was checked (not a regular file: ignored) */
 	uint8_t opened;		/* enum uo_opened: what the file was when opened in a tree */
 	uint8_t tree_dir;	/* 1 + the enum uo_dir of the tree it was opened in; 0: none */
+	uint8_t temp;		/* enum uo_temp: made as a temporary file (mkstemp, tmpfile...) */
+	uint8_t temp_said;	/* the trace said it was left to the kernel */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;
 	uint64_t counted_to;	/* statistics: the stream's bytes are counted up to here */
 	uint64_t drops_counted;	/* statistics: its drops are counted up to here */
 	uint64_t unclean;	/* 1 + start of written ranges not dropped yet (uo_apply); 0: none */
+	/* The temporary file's inode and birth time: the number may name another file since. */
+	uint64_t temp_ino;
+	uint64_t temp_btime_ns;
 };
 
 extern _Atomic(struct uo_slot *) uo_fdtab_chunks[UO_FDTAB_MAX / UO_FDTAB_CHUNK];

@@ -217,6 +217,40 @@ static void uo_guard_first(int fd, struct uo_slot *s)
 			      memory_order_relaxed);
 }
 
+/*
+ * A write to a temporary file (policy.h, uo_temp_advice): its advice,
+ * unless the file is still left to the kernel.  A sysinfo a window, for
+ * such files only, while memory is mostly free.  False if nothing is left
+ * to do.
+ */
+static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsigned dir,
+			  uint64_t size)
+{
+	uint8_t was = s->temp;
+
+	if (was != UO_TEMP_KEPT || dir != UO_WRITE)
+		return true;
+	/*
+	 * Closed behind the hooks' back and the number opened again: not ours
+	 * to keep.  The birth time tells a new file given the unlinked one's
+	 * inode number (ext4 does that at once).
+	 */
+	if (s->file.ino != s->temp_ino || s->file.btime_ns != s->temp_btime_ns) {
+		s->temp = UO_TEMP_NO;
+		return true;
+	}
+	*adv = uo_temp_advice(*adv, dir, &s->temp, uo_memory_free(), uo_memory_size(), size);
+	if (s->temp != was) {
+		uo_trace(fd, "temporary file guarded from here on", "memory is not mostly free");
+		return true;
+	}
+	if (!s->temp_said) {
+		s->temp_said = 1;
+		uo_trace(fd, "temporary file left to the kernel's cache", "memory is mostly free");
+	}
+	return !uo_range_empty(adv->flush) || !uo_range_empty(adv->drop);
+}
+
 /* The policy's questions answered and its advice applied, with the slot held. */
 static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at, uint64_t len)
 {
@@ -261,6 +295,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		uo_trace(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
+	if (UO_UNLIKELY(s->temp) && !uo_guard_temp(fd, s, &adv, s->st.dir, size))
+		goto probe;
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
 	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
 		s->st.blind = 1;
@@ -403,6 +439,35 @@ void uo_note_opened(int fd, unsigned dir, bool fresh)
 	errno = saved;
 }
 
+/*
+ * The program made fd as a temporary file (mkstemp and its kin, tmpfile,
+ * O_TMPFILE): its writes may be left to the kernel (uo_guard_temp).
+ */
+void uo_note_temp(int fd)
+{
+	struct uo_file f;
+	struct uo_slot *s;
+	int saved = errno;
+
+	if (uo_config.disabled || uo_fdtab_borrowed()) {
+		errno = saved;
+		return;
+	}
+	/* An fstat a temporary file: the file is told from one that takes its number later. */
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode))
+		goto out;
+	s = uo_slot_get(fd);
+	if (s && uo_slot_lock(s)) {
+		s->temp = UO_TEMP_KEPT;
+		s->temp_said = 0;
+		s->temp_ino = f.ino;
+		s->temp_btime_ns = f.btime_ns;
+		uo_slot_unlock(s);
+	}
+out:
+	errno = saved;
+}
+
 void uo_note_closing(int fd)
 {
 	struct uo_slot *s = uo_slot_peek(fd);
@@ -437,7 +502,8 @@ void uo_note_closing(int fd)
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
-		uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
+		if (!s->temp || uo_guard_temp(fd, s, &adv, wrote ? UO_WRITE : UO_READ, size))
+			uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
 		/*
 		 * A file written is often read back soon (a build's output, a
 		 * download checked): noted as a stream, once its size and time

@@ -34,6 +34,8 @@ void uo_note_forget(int fd);
  * itself made it new: O_TRUNC, or O_CREAT | O_EXCL).
  */
 void uo_note_opened(int fd, unsigned dir, bool fresh);
+/* fd was made as a temporary file (mkstemp and its kin, tmpfile, O_TMPFILE). */
+void uo_note_temp(int fd);
 /*
  * Before a descriptor's first read (or copy) of UO_HEAD_PROBE_MIN or more:
  * what is cached at the file's start, seen before the stream touches it.

@@ -451,6 +451,8 @@ static void uo_tree_open(int fd, int flags)
 		if (UO_UNLIKELY(uo_ret >= 0 &&					\
 				(uo_tree_streaming() || UO_OPEN_FRESH(flags))))	\
 			uo_tree_open((int)uo_ret, (flags));			\
+		if (UO_UNLIKELY(uo_ret >= 0 && ((flags) & O_TMPFILE) == O_TMPFILE))	\
+			uo_note_temp((int)uo_ret);				\
 		(void)uo_mode;							\
 		return uo_ret;
 #define UO_TAKE_MODE_0(flags)
@@ -479,6 +481,17 @@ static void uo_tree_open(int fd, int flags)
 		uo_ret = uo_fn args;						\
 		if (ok)								\
 			uo_fd_opened(fd);					\
+		return uo_ret;
+
+/* A temporary file: its writes may be left to the kernel (policy.h, uo_temp_advice). */
+#define UO_BODY_TEMP(name, ret, args, fail, fd, ok)				\
+		ret uo_ret;							\
+		UO_FN(name, fail)						\
+		uo_ret = uo_fn args;						\
+		if (ok) {							\
+			uo_fd_opened(fd);					\
+			uo_note_temp(fd);					\
+		}								\
 		return uo_ret;
 
 #define UO_BODY_NEW_VA(name, ret, args, fail, fd, ok, last)			\

@@ -490,6 +490,31 @@ bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size)
 	return free - size >= memory - memory / 4;
 }
 
+struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *temp,
+				uint64_t free, uint64_t memory, uint64_t size)
+{
+	uint64_t end;
+
+	if (*temp != UO_TEMP_KEPT || dir != UO_WRITE ||
+	    (uo_range_empty(adv.flush) && uo_range_empty(adv.drop)))
+		return adv;
+	if (uo_behind_room(free, memory, size)) {
+		adv.flush.start = adv.flush.end = 0;
+		adv.drop.start = adv.drop.end = 0;
+		adv.keep = 0;
+		adv.flags &= ~UO_ADV_WAIT;
+		return adv;
+	}
+	*temp = UO_TEMP_SHORT;
+	/* Nothing kept was flushed: a drop of it must not wait for the kernel's flusher. */
+	end = uo_range_empty(adv.flush) ? 0 : adv.flush.end;
+	if (!uo_range_empty(adv.drop) && adv.drop.end > end)
+		end = adv.drop.end;
+	adv.flush.start = 0;
+	adv.flush.end = end;
+	return adv;
+}
+
 static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)
 {
 	uint64_t h = uo_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */

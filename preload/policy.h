@@ -403,6 +403,39 @@ bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget);
  * read back one could measure.  0 for either: unknown, never left.
  */
 bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size);
+
+/*
+ * A temporary file: one the process made with mkstemp or its kin, tmpfile
+ * or O_TMPFILE.  Such a file is most often read back by the process that
+ * wrote it (sort's merge files, a compiler's or a packer's scratch), and
+ * soon unlinked: dropped behind the writer, it was read back from disk
+ * (sort -S 16M of 105 MB read its 84 MB merge file from disk, where the
+ * kernel alone read nothing), and written out at all where the kernel
+ * would have discarded it unwritten.  So its writes are left to the
+ * kernel, neither flushed nor dropped, while the rule of a tree's written
+ * files holds for the file's size (uo_behind_room: a process under no
+ * memory limit, three quarters of memory free after it).  Under a limit
+ * a temporary file is guarded as any other: a cgroup's hot set is what
+ * the library keeps.  Once memory was short, the file is guarded from
+ * there on, and what was kept before stays cached (the stream has gone
+ * past it); its writeback is started then from the file's start, so that
+ * no later drop waits for pages nobody started to write.
+ */
+enum uo_temp {
+	UO_TEMP_NO = 0,		/* not a temporary file: the advice stands */
+	UO_TEMP_KEPT,		/* a temporary one, left to the kernel so far */
+	UO_TEMP_SHORT,		/* a temporary one, memory was short: guarded from now on */
+};
+/*
+ * The advice for a stream in 'dir' (or its close) on a descriptor in
+ * state *temp, whose file is 'size' bytes, 'free' and 'memory' as for
+ * uo_behind_room: the advice itself, or none of its flush and drop while
+ * the file is kept.  *temp turns UO_TEMP_SHORT when memory is found short.
+ * A read stands: what the writer left is cached and spared anyway, and a
+ * cold part read is used once like any other.
+ */
+struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *temp,
+				uint64_t free, uint64_t memory, uint64_t size);
 /*
  * Was the file read since it was last changed?  relatime (the default)
  * and strictatime move the access time past the change time at a read

@@ -691,6 +691,25 @@ static long write_through(int fd, FILE *fp, const char *measure)
 	return resident_mib(measure);
 }
 
+/* 64 MiB written around the hooks, made cold, read through fd: residency before close. */
+static long read_back_cold(int fd, FILE *fp, const char *measure)
+{
+	static char block[MiB];
+	long cached;
+	int i;
+
+	memset(block, 'r', sizeof(block));
+	for (i = 0; i < 64; i++)
+		ck_assert_int_eq(syscall(SYS_write, fd, block, sizeof(block)), sizeof(block));
+	ck_assert_int_eq(fdatasync(fd), 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	read_all(fd, MiB, false);
+	cached = resident_mib(measure);
+	ck_assert_int_eq(fp ? fclose(fp) : close(fd), 0);
+	return cached;
+}
+
 START_TEST(test_quiet_number_reused)
 {
 	enum reuse_how how = (enum reuse_how)_i;
@@ -760,8 +779,17 @@ START_TEST(test_quiet_number_reused)
 			snprintf(path, sizeof(path), "/proc/self/fd/%d", keep);
 		}
 		snprintf(measure, sizeof(measure), "%s", path);
-		cached = write_through(n, fp, measure);
-		bound = WRITE_TAIL_MIB;
+		if (how == RE_CREAT) {
+			cached = write_through(n, fp, measure);
+			bound = WRITE_TAIL_MIB;
+		} else {
+			/*
+			 * A temporary file's writes may be left to the kernel
+			 * (policy.h, uo_temp_advice): it is read instead, written
+			 * around the library and cold, a stream to drop behind.
+			 */
+			cached = read_back_cold(n, fp, measure);
+		}
 		if (keep >= 0)
 			close(keep);
 		else
@@ -773,6 +801,35 @@ START_TEST(test_quiet_number_reused)
 	ck_assert_msg(cached <= bound, "a quiet number reused by %s: %ld MiB of the file stayed "
 		      "cached (bound %ld): the stale mark left it unguarded", reuse_names[how],
 		      cached, bound);
+}
+END_TEST
+
+/*
+ * A temporary file closed behind the hooks' back (the raw system call),
+ * its number then taken by an ordinary file: that file is not temporary,
+ * and its writes are flushed and dropped, wherever memory is free.
+ */
+START_TEST(test_temp_mark_not_kept_by_the_next_file)
+{
+	char tpath[PATH_MAX], path[PATH_MAX];
+	long cached;
+	int t, fd;
+
+	if (!droppable)
+		return;
+	path_in(tpath, "temp-XXXXXX");
+	path_in(path, "after-temp");
+	t = mkstemp(tpath);
+	ck_assert_int_ge(t, 0);
+	ck_assert_int_eq(write(t, "x", 1), 1);
+	syscall(SYS_close, t);
+	unlink(tpath);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(fd, t);
+	cached = write_through(fd, NULL, path);
+	unlink(path);
+	ck_assert_msg(cached <= WRITE_TAIL_MIB, "%ld MiB of an ordinary file stayed cached: the "
+		      "temporary file's mark outlived it", cached);
 }
 END_TEST
 
@@ -820,6 +877,172 @@ START_TEST(test_dup2_over_a_stream)
 }
 END_TEST
 
+/*
+ * Is a temporary file left to the kernel here (policy.h, uo_temp_advice)?
+ * Only while three quarters of memory stay free after it, in a process no
+ * memory cgroup limits below RAM.  Asked as the library asks: MemFree,
+ * and every memory.limit_in_bytes (v1) or memory.max and memory.high (v2)
+ * from our cgroup up; one that cannot be read is a limit.
+ */
+static bool temp_files_left_here(uint64_t size)
+{
+	unsigned long long total = 0, free = 0, limit;
+	char line[512], at[PATH_MAX], *path = NULL, *end;
+	static const char *const files[] = { "memory.limit_in_bytes", "memory.max", "memory.high" };
+	FILE *f = fopen("/proc/meminfo", "r");
+	size_t i;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "MemTotal: %llu kB", &total);
+		sscanf(line, "MemFree: %llu kB", &free);
+	}
+	fclose(f);
+	total *= 1024;
+	free *= 1024;
+	/* A margin for what others allocate meanwhile. */
+	if (!total || free < size + 256 * MiB || free - size - 256 * MiB < total - total / 4)
+		return false;
+	f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return false;
+	while (!path && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strstr(line, ":memory:/"))
+			path = strstr(line, ":memory:/") + 8;
+		else if (!strncmp(line, "0::/", 4) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+			path = line + 3;
+	}
+	fclose(f);
+	if (!path)
+		return true;
+	for (;;) {
+		bool v1 = access("/sys/fs/cgroup/memory", F_OK) == 0;
+
+		for (i = v1 ? 0 : 1; i < (v1 ? 1u : 3u); i++) {
+			char buf[64] = "";
+			FILE *lf;
+
+			snprintf(at, sizeof(at), "/sys/fs/cgroup%s%s/%s", v1 ? "/memory" : "", path,
+				 files[i]);
+			lf = fopen(at, "r");
+			if (!lf) {
+				if (strcmp(path, "/") != 0 && path[0])
+					return false;
+				continue;
+			}
+			if (!fgets(buf, sizeof(buf), lf))
+				buf[0] = 0;
+			fclose(lf);
+			limit = strncmp(buf, "max", 3) == 0 ? ~0ULL : strtoull(buf, NULL, 10);
+			if (limit < total)
+				return false;
+		}
+		end = strrchr(path, '/');
+		if (!end || end == path)
+			break;
+		*end = 0;
+	}
+	return true;
+}
+
+/* A file of 'lines' text lines in no order, written around the library, left cached. */
+static void write_lines(const char *path, long lines)
+{
+	static char buf[MiB];
+	uint64_t x = 88172645463325252ULL;
+	size_t used = 0;
+	long i;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	for (i = 0; i < lines; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%016llx line %ld of the input\n",
+					 (unsigned long long)x, i);
+		if (used > sizeof(buf) - 128) {
+			ck_assert_int_eq(syscall(SYS_write, fd, buf, used), (long)used);
+			used = 0;
+		}
+	}
+	ck_assert_int_eq(syscall(SYS_write, fd, buf, used), (long)used);
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/*
+ * sort -S 16M of 100 MB spills to temporary files (mkostemp) and reads
+ * its 80 MiB merge file back.  Where memory is mostly free and nothing
+ * limits the process, a temporary file is left to the kernel: sort reads
+ * nothing from disk but its input, cached here (the kernel alone: nothing;
+ * the library before: the whole merge file, 84 MB).  _i 1: in a memory
+ * cgroup of 1 GiB the merge file is dropped as any write stream, and read
+ * back from disk: a cgroup's hot set is what the library keeps.  Bytes
+ * read from disk are sort's, counted by its shell (/proc/PID/io adds a
+ * waited-for child's).
+ */
+START_TEST(test_temp_file_read_back_from_memory)
+{
+	char input[PATH_MAX], tmp[PATH_MAX], out[PATH_MAX], text[4096];
+	const char *const argv[] = {
+		"sh", "-c", "sort -S 16M -T \"$1\" \"$2\" -o /dev/null && grep '^read_bytes:' /proc/$$/io",
+		"sh", tmp, input, NULL,
+	};
+	struct uot_cmd c = { .argv = argv, .preload = true, .out = out };
+	struct uot_cgroup cg;
+	struct uot_result r;
+	unsigned long long bytes = ~0ULL;
+	int ran;
+	FILE *f;
+
+	if (!droppable)
+		return;
+	if (_i == 0 && !temp_files_left_here(256 * MiB)) {
+		printf("hooks: temporary file read back: not tried: memory is not mostly free, "
+		       "or a memory cgroup limits us\n");
+		return;
+	}
+	if (_i == 1 && (geteuid() != 0 || uot_cgroup_supported() != 0)) {
+		printf("hooks: temporary file read back in a cgroup: skipped: %s\n",
+		       geteuid() ? "not root" : uot_why());
+		return;
+	}
+	path_in(input, "sort-input");
+	path_in(tmp, "sort-tmp");
+	path_in(out, "sort-io");
+	ck_assert(mkdir(tmp, 0700) == 0 || errno == EEXIST);
+	write_lines(input, 2800000);
+	ck_assert_int_ge(resident_mib(input), 95);
+	memset(&cg, 0, sizeof(cg));
+	if (_i == 1) {
+		ck_assert_msg(uot_cgroup_create(&cg, 1024 * MiB) == 0, "%s", uot_why());
+		c.cg = &cg;
+	}
+	ran = uot_run(&c, &r);
+	if (_i == 1)
+		uot_cgroup_remove(&cg);
+	unlink(input);
+	ck_assert_msg(ran == 0 && uot_exited_ok(r.status), "sort: %s",
+		      ran ? uot_why() : uot_status_str(r.status));
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	if (fgets(text, sizeof(text), f))
+		sscanf(text, "read_bytes: %llu", &bytes);
+	fclose(f);
+	ck_assert_msg(bytes != ~0ULL, "no read_bytes from sort's shell");
+	printf("hooks: sort -S 16M of 100 MB%s: %.1f MiB read from disk\n",
+	       _i ? " in a 1 GiB cgroup" : "", (double)bytes / MiB);
+	if (_i == 0)
+		ck_assert_msg(bytes < 16 * MiB, "sort read %.1f MiB from disk: its temporary "
+			      "files were dropped behind it", (double)bytes / MiB);
+	else
+		ck_assert_msg(bytes >= 32 * MiB, "sort in a limited cgroup read %.1f MiB from "
+			      "disk: its merge file was left cached", (double)bytes / MiB);
+}
+END_TEST
+
 static Suite *hooks_suite(void)
 {
 	Suite *s = suite_create("hooks");
@@ -853,6 +1076,8 @@ static Suite *hooks_suite(void)
 	tcase_add_test(guard, test_raw_close_of_ignored_then_reuse);
 	tcase_add_test(guard, test_std_descriptor_ignored_early);
 	tcase_add_loop_test(guard, test_quiet_number_reused, 0, N_REUSE);
+	tcase_add_loop_test(guard, test_temp_file_read_back_from_memory, 0, 2);
+	tcase_add_test(guard, test_temp_mark_not_kept_by_the_next_file);
 	suite_add_tcase(s, guard);
 	return s;
 }

@@ -445,6 +445,106 @@ START_TEST(test_writer_waits_only_past_its_budget)
 END_TEST
 
 /*
+ * A temporary file (mkstemp, tmpfile, O_TMPFILE) written a MiB at a time
+ * at the cursor, as sort writes its merge file: while memory is mostly
+ * free and nothing limits it, none of its advice is left (nothing
+ * flushed, dropped or waited for), at the close either (_i 0).  _i 1:
+ * memory runs short at 96 MiB: from then on it is guarded as any writer,
+ * its writeback started from the file's start, and what was kept before
+ * is never dropped.  _i 2: under a limit (no free memory known), guarded
+ * from its first window.  A file not made as a temporary one is not
+ * touched by the rule.
+ */
+START_TEST(test_temp_file_left_to_the_kernel_while_memory_is_free)
+{
+	const uint64_t memory = 24 * GiB, total = 200 * MiB;
+	uint64_t free = _i == 2 ? 0 : 23 * GiB, pos, kept_to = 0, flushed_to = 0;
+	uint8_t temp = UO_TEMP_KEPT, plain = UO_TEMP_NO;
+	struct uo_advice adv, raw;
+	bool short_seen = false;
+
+	for (pos = MiB; pos <= total; pos += MiB) {
+		if (_i == 1 && pos > 96 * MiB)
+			free = 4 * GiB;
+		raw = cursor(UO_WRITE, MiB, pos);
+		adv = uo_temp_advice(raw, UO_WRITE, &plain, free, memory, pos);
+		ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
+		ck_assert_uint_eq(plain, UO_TEMP_NO);
+		adv = uo_temp_advice(raw, UO_WRITE, &temp, free, memory, pos);
+		if (temp == UO_TEMP_KEPT) {
+			ck_assert_msg(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
+				      !(adv.flags & UO_ADV_WAIT),
+				      "advice left for a temporary file at %llu MiB",
+				      (unsigned long long)(pos / MiB));
+			/* The policy went past it: it will not drop this later. */
+			if (!uo_range_empty(raw.drop))
+				kept_to = raw.drop.end;
+			continue;
+		}
+		ck_assert_int_ne(_i, 0);
+		if (!short_seen) {
+			short_seen = true;
+			/* Everything that may be dropped from now on has its writeback started. */
+			ck_assert_uint_eq(adv.flush.start, 0);
+			ck_assert_uint_ge(adv.flush.end, raw.flush.end);
+			ck_assert(uo_range_empty(adv.drop) || adv.flush.end >= adv.drop.end);
+		} else {
+			ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
+		}
+		if (!uo_range_empty(adv.flush))
+			flushed_to = adv.flush.end;
+		if (!uo_range_empty(adv.drop)) {
+			ck_assert_uint_ge(adv.drop.start, kept_to);
+			ck_assert_uint_le(adv.drop.end, flushed_to);
+		}
+	}
+	if (_i == 1)
+		ck_assert_uint_ge(kept_to, 64 * MiB);
+	if (_i == 2)
+		ck_assert_uint_eq(kept_to, 0);
+	ck_assert_uint_eq(temp, _i ? UO_TEMP_SHORT : UO_TEMP_KEPT);
+	raw = uo_closing(&st, &tun);
+	ck_assert(!uo_range_empty(raw.flush) && !uo_range_empty(raw.drop));
+	adv = uo_temp_advice(raw, UO_WRITE, &temp, free, memory, total);
+	if (_i == 0)
+		ck_assert(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
+			  !(adv.flags & UO_ADV_WAIT));
+	else
+		ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
+}
+END_TEST
+
+/* Room is the tree's rule: a temporary file bigger than a quarter of memory is guarded. */
+START_TEST(test_temp_file_room_is_the_tree_rule)
+{
+	struct uo_advice adv = { .flush = { 0, 8 * MiB } };
+	uint8_t temp = UO_TEMP_KEPT;
+
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 16 * GiB, 16 * GiB, 4 * GiB);
+	ck_assert_uint_eq(temp, UO_TEMP_KEPT);
+	ck_assert(uo_range_empty(adv.flush));
+	adv.flush.end = 8 * MiB;
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 16 * GiB, 16 * GiB, 4 * GiB + MiB);
+	ck_assert_uint_eq(temp, UO_TEMP_SHORT);
+	ck_assert_uint_eq(adv.flush.start, 0);
+	ck_assert_uint_eq(adv.flush.end, 8 * MiB);
+	/* A read stream's drop stands, and says nothing of memory. */
+	memset(&adv, 0, sizeof(adv));
+	adv.drop.end = 8 * MiB;
+	adv = uo_temp_advice(adv, UO_READ, &temp, 16 * GiB, 16 * GiB, MiB);
+	ck_assert_uint_eq(adv.drop.end, 8 * MiB);
+	ck_assert_uint_eq(temp, UO_TEMP_SHORT);
+	/* Advice with nothing to flush or drop (a probe) is no reason to look. */
+	temp = UO_TEMP_KEPT;
+	memset(&adv, 0, sizeof(adv));
+	adv.probe.end = 8 * MiB;
+	adv = uo_temp_advice(adv, UO_WRITE, &temp, 0, 16 * GiB, 4 * GiB);
+	ck_assert_uint_eq(temp, UO_TEMP_KEPT);
+	ck_assert_uint_eq(adv.probe.end, 8 * MiB);
+}
+END_TEST
+
+/*
  * A file written from its start has its writeback started window by
  * window before the threshold: the dirty pages a writer leaves before it
  * is known as a stream stay under about a window, not the threshold and
@@ -849,6 +949,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_writer_waits_only_past_its_budget);
 	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
+	tcase_add_loop_test(writes, test_temp_file_left_to_the_kernel_while_memory_is_free, 0, 3);
+	tcase_add_test(writes, test_temp_file_room_is_the_tree_rule);
 	suite_add_tcase(s, writes);
 
 	tcase_add_checked_fixture(cache, reset_truth, NULL);
