@@ -350,7 +350,7 @@ static void run_case(enum tree_kind k, unsigned ci, enum remedy rem)
 	uob_add(&cell->src_res, srcp);
 	uob_add(&cell->dst_res, dstp);
 	uob_add(&cell->dirty_wb, uot_mib(r.peak_dirty_wb));
-	uob_say("    %-8s %-8s %-10s hot %5.1f%%, %6.0f MB/s, source %5.1f%%, copy %5.1f%%, "
+	uob_say("    %-8s %-8s %-10s hot %5.1f%%, %6.1f MB/s, source %5.1f%%, copy %5.1f%%, "
 		"dirty+wb %4.0f MiB\n", trees[k].key, copiers[ci].key, remedy_name[rem], hot,
 		(double)B.bytes[k] / r.secs / 1e6, srcp, dstp, uot_mib(r.peak_dirty_wb));
 }
@@ -433,7 +433,7 @@ static void tables(void)
 				}
 				uob_md("| %s | %s | %s%% | %s | %s%% | %s%% | %s |\n", copiers[ci].label,
 				       remedy_name[rem], uob_fmt(a, sizeof(a), &c->hot_after, "%.1f"),
-				       uob_fmt(b, sizeof(b), &c->mbps, "%.0f"),
+				       uob_fmt(b, sizeof(b), &c->mbps, "%.1f"),
 				       uob_fmt(d, sizeof(d), &c->src_res, "%.1f"),
 				       uob_fmt(e, sizeof(e), &c->dst_res, "%.1f"),
 				       uob_fmt(f, sizeof(f), &c->dirty_wb, "%.0f"));
