@@ -28,6 +28,9 @@
  *	UO_BENCH_TREES		comma-separated: big,small,mixed (default all)
  *	UO_BENCH_COPIERS	comma-separated: cpr,cpa,rsync,tarzstd,tarx,exec
  *	UO_BENCH_REMEDIES	comma-separated: none,nocache,libuseonce
+ *	UO_BENCH_BEFORE		another build's libuseonce.so, run in nocache's place
+ *				(rows "before"), with libuseonce's environment: two
+ *				builds side by side in one run, taking turns
  *
  * Needs root (memory cgroups); without it, says so and does nothing.
  * Everything it makes is removed at the end, on error and on Ctrl-C.
@@ -52,7 +55,7 @@
 
 enum remedy { REM_NONE, REM_NOCACHE, REM_USEONCE, REM_N };
 
-static const char *const remedy_name[REM_N] = { "none", "nocache", "libuseonce" };
+static const char *remedy_name[REM_N] = { "none", "nocache", "libuseonce" };
 
 enum tree_kind { TREE_BIG, TREE_SMALL, TREE_MIXED, TREE_BIG_FIT, TREE_SMALL_FIT, TREE_N };
 
@@ -125,6 +128,8 @@ static struct {
 	bool run_copier[NCOPIERS];
 	bool have[REM_N];
 	char nocache[PATH_MAX];
+	bool before;		/* nocache's place holds UO_BENCH_BEFORE */
+	char run_dir[PATH_MAX];	/* the runs' private runtime directory: the record */
 	char hot[PATH_MAX], dst[PATH_MAX];
 	char src[TREE_N][PATH_MAX], tar[TREE_N][PATH_MAX];
 	uint64_t bytes[TREE_N];
@@ -280,13 +285,16 @@ static int run_script(const char *script, enum tree_kind k, enum remedy rem,
 	c.cg = &B.cg;
 	c.watch[0] = B.hot;
 	c.timeout_s = UOB_TIMEOUT;
-	if (rem == REM_USEONCE) {
+	if (rem == REM_USEONCE || (rem == REM_NOCACHE && B.before)) {
 		c.preload = true;
+		c.library = rem == REM_NOCACHE ? B.nocache : NULL;
 		/*
 		 * The user's runtime directory holds the record through which the
-		 * processes of one find share their run: root has none here.
+		 * processes of one find share their run: root has none here.  It
+		 * must be private (0700), or the library passes it over for
+		 * /tmp/useonce-0, which every root process on the machine shares.
 		 */
-		snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", uot_scratch());
+		snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", B.run_dir);
 		env[0] = xdg;
 		env[1] = uob_first_stream_env();
 		c.env = env;
@@ -342,7 +350,7 @@ static void run_case(enum tree_kind k, unsigned ci, enum remedy rem)
 	uob_add(&cell->src_res, srcp);
 	uob_add(&cell->dst_res, dstp);
 	uob_add(&cell->dirty_wb, uot_mib(r.peak_dirty_wb));
-	uob_say("    %-8s %-8s %-10s hot %5.1f%%, %6.0f MB/s, source %5.1f%%, copy %5.1f%%, "
+	uob_say("    %-8s %-8s %-10s hot %5.1f%%, %6.1f MB/s, source %5.1f%%, copy %5.1f%%, "
 		"dirty+wb %4.0f MiB\n", trees[k].key, copiers[ci].key, remedy_name[rem], hot,
 		(double)B.bytes[k] / r.secs / 1e6, srcp, dstp, uot_mib(r.peak_dirty_wb));
 }
@@ -425,7 +433,7 @@ static void tables(void)
 				}
 				uob_md("| %s | %s | %s%% | %s | %s%% | %s%% | %s |\n", copiers[ci].label,
 				       remedy_name[rem], uob_fmt(a, sizeof(a), &c->hot_after, "%.1f"),
-				       uob_fmt(b, sizeof(b), &c->mbps, "%.0f"),
+				       uob_fmt(b, sizeof(b), &c->mbps, "%.1f"),
 				       uob_fmt(d, sizeof(d), &c->src_res, "%.1f"),
 				       uob_fmt(e, sizeof(e), &c->dst_res, "%.1f"),
 				       uob_fmt(f, sizeof(f), &c->dirty_wb, "%.0f"));
@@ -513,7 +521,12 @@ int main(void)
 		return uob_finish(0);
 	}
 	pick("UO_BENCH_REMEDIES", B.have, REM_N, remedy_key);
-	snprintf(B.nocache, sizeof(B.nocache), "/usr/lib/nocache/nocache.so");
+	snprintf(B.nocache, sizeof(B.nocache), "%s", getenv("UO_BENCH_BEFORE") ?
+		 getenv("UO_BENCH_BEFORE") : "/usr/lib/nocache/nocache.so");
+	if (getenv("UO_BENCH_BEFORE")) {
+		B.before = true;
+		remedy_name[REM_NOCACHE] = "before";
+	}
 	B.have[REM_NOCACHE] = B.have[REM_NOCACHE] && access(B.nocache, R_OK) == 0;
 	if (uot_sh("command -v rsync >/dev/null && command -v zstd >/dev/null") != 0)
 		uob_md("\nrsync or zstd is missing: their cases fail.\n");
@@ -539,6 +552,9 @@ int main(void)
 	       uot_mib(B.limit), uot_mib(B.hot_size), B.repeats, B.repeats > 1 ? "s" : "",
 	       B.have[REM_NOCACHE] ? "" : "  No nocache rows (not installed, or not asked for).");
 	uob_say("  making the hot file and the trees in %s ...\n", uot_scratch());
+	uot_scratch_path(B.run_dir, sizeof(B.run_dir), "run");
+	if (mkdir(B.run_dir, 0700) != 0)
+		bench_fail("making the private runtime directory");
 	if (uot_make_file(B.hot, B.hot_size, 31) != 0)
 		bench_fail("making the hot file");
 	for (k = 0; k < TREE_N; k++) {

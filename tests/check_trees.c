@@ -37,6 +37,8 @@
  * keep the lock while its neighbours are dropped.  One cp per file where
  * another program replaces a file just written by one of the same size
  * (rm, cp, mv: the same inode number): that file must stay cached.
+ * A cp run while another process holds the lock on the record's block
+ * (siblings at once, xargs -P) must take none of the files handed on.
  *
  * Needs a scratch directory on a disk, tar, rsync and zstd; the hot set
  * needs root and a cgroup v1 memory controller.  Skips with one line.
@@ -753,6 +755,79 @@ START_TEST(test_replaced_file_is_not_dropped)
 }
 END_TEST
 
+/*
+ * xargs -P4 cp: siblings running at once.  Two must never take the same
+ * handed file: the first look at a failed writeback counts the error as
+ * seen, and the other, told nothing, would drop its only good copy.  A
+ * sibling takes the files handed on only under a lock it tries on the
+ * record's block (record.c, F_OFD_SETLK).  Here the test, the parent of
+ * every cp, holds that lock (on the whole record, so on the block of
+ * whatever parent hash) while a cp runs: that cp must take nothing.  The
+ * next cp, with the lock released, must take the files the first one
+ * handed (within UO_TREE_GAP_MS of its exit), or the test cannot tell.
+ * Each cp's trace says whether it took any.
+ */
+#define TAKE_TRACE	"written files of the parent's last process join the deferred drop"
+
+static bool cp_took(const char *run, const char *file, unsigned n)
+{
+	char xdg[600], trace[600], trace_env[620], src[600], text[65536];
+	const char *env[] = { "USEONCE_REUSE=0", xdg, trace_env, NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	const char *argv[] = { "cp", src, t.dst, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 60 };
+	struct uot_result r;
+	char name[32];
+
+	snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", run);
+	snprintf(name, sizeof(name), "trace%u", n);
+	uot_scratch_path(trace, sizeof(trace), name);
+	snprintf(trace_env, sizeof(trace_env), "USEONCE_TRACE=%s", trace);
+	snprintf(src, sizeof(src), "%s/%s", t.src[0], file);
+	unlink(trace);
+	/* This process is the cp's parent: every cp here is a sibling of the others. */
+	ck_assert_msg(uot_run(&c, &r) == 0, "cp: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "cp: %s", uot_status_str(r.status));
+	ck_assert_int_ge(uot_read_text(trace, text, sizeof(text)), 0);
+	unlink(trace);
+	return strstr(text, TAKE_TRACE) != NULL;
+}
+
+START_TEST(test_busy_block_takes_nothing)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	char run[600], record[700];
+	bool locked_took, free_took;
+	int fd;
+
+	if (uot_skipped("busy block"))
+		return;
+	prepare_run(0);
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	uot_scratch_path(run, sizeof(run), "run");
+	ck_assert_int_eq(mkdir(run, 0700), 0);
+	snprintf(record, sizeof(record), "%s/useonce-streams", run);
+	/* The first hands on the file it wrote (a candidate: the run is not a tree yet). */
+	ck_assert_msg(!cp_took(run, "f000", 0), "the first cp took files nobody handed");
+	fd = open(record, O_RDWR | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "no record after the first cp: %s", strerror(errno));
+	ck_assert_msg(fcntl(fd, F_OFD_SETLK, &fl) == 0, "F_OFD_SETLK: %s", strerror(errno));
+	locked_took = cp_took(run, "f001", 1);
+	close(fd);
+	free_took = cp_took(run, "f002", 2);
+	printf("trees: one cp per file, the record's block locked by another: files taken "
+	       "%s; then, unlocked: %s\n", locked_took ? "yes" : "none",
+	       free_took ? "yes" : "none");
+	ck_assert_msg(!locked_took, "a cp took the handed files while another held the "
+		      "block's lock: two siblings at once could take the same file");
+	ck_assert_msg(free_took, "the next cp took nothing with the block free: the test "
+		      "cannot tell");
+	uot_scratch_rm(t.dst);
+	uot_scratch_rm(run);
+}
+END_TEST
+
 static void cleanup(void)
 {
 	uot_cgroup_remove(&t.cg);
@@ -824,6 +899,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_unpacked_in_free_memory_stays, 0, 2);
 	tcase_add_test(tc, test_locked_file_keeps_its_lock);
 	tcase_add_test(tc, test_replaced_file_is_not_dropped);
+	tcase_add_test(tc, test_busy_block_takes_nothing);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, true);
 }
