@@ -103,6 +103,7 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
  * /sys/fs/cgroup, a controller mounted elsewhere), leaves it clear.
  */
 static _Atomic int uo_mem_unlimited;
+static _Atomic uint64_t uo_mem_asked_ms;	/* when it was last found so */
 
 /*
  * The smallest memory limit of the cgroup 'path' (under 'base') and its
@@ -220,13 +221,41 @@ uint64_t uo_memory_size(void)
 		if (uo_sys(SYS_sysinfo, &si) == 0)
 			ram = (uint64_t)si.totalram * si.mem_unit;
 		if (ram && ram <= mem) {
+			uint64_t now;
+
 			mem = ram;
-			if (!unread)
+			if (!unread && uo_clock_ms(CLOCK_MONOTONIC, &now)) {
+				atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
+						      memory_order_relaxed);
 				atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
+			}
 		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
 	}
 	return mem == UINT64_MAX ? 0 : mem;
+}
+
+/*
+ * A limit can come after the process started (systemctl set-property, docker
+ * update, a move into another cgroup): an answer of "unlimited" is asked
+ * again once a second at most, and a limit or an unreadable file found then
+ * stays (files left cached under a new limit pushed its hot set out).
+ */
+static bool uo_still_unlimited(void)
+{
+	uint64_t now, asked = atomic_load_explicit(&uo_mem_asked_ms, memory_order_relaxed);
+	bool unread = false;
+
+	if (!uo_clock_ms(CLOCK_MONOTONIC, &now))
+		return false;
+	if (asked && now - asked < 1000)
+		return true;
+	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
+	if (uo_cgroup_limit(&unread) < uo_memory_size() || unread) {
+		atomic_store_explicit(&uo_mem_unlimited, 0, memory_order_relaxed);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -242,7 +271,7 @@ uint64_t uo_memory_free(void)
 	struct sysinfo si;
 
 	if (!mem || !atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed) ||
-	    uo_sys(SYS_sysinfo, &si) != 0)
+	    !uo_still_unlimited() || uo_sys(SYS_sysinfo, &si) != 0)
 		return 0;
 	return (uint64_t)si.freeram * si.mem_unit;
 }

@@ -453,8 +453,12 @@ void uo_note_temp(int fd)
 		errno = saved;
 		return;
 	}
-	/* An fstat a temporary file: the file is told from one that takes its number later. */
-	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode))
+	/*
+	 * An fstat a temporary file: the file is told from one that takes its number
+	 * later.  Without a birth time (ext2, small ext4 inodes) the next file often gets
+	 * the same inode number too, and would inherit the mark: such a file is not marked.
+	 */
+	if (uo_fstat(fd, &f) != 0 || !S_ISREG(f.mode) || !f.btime_ns)
 		goto out;
 	s = uo_slot_get(fd);
 	if (s && uo_slot_lock(s)) {

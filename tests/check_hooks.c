@@ -1043,6 +1043,70 @@ START_TEST(test_temp_file_read_back_from_memory)
 }
 END_TEST
 
+/* A cgroup file written whole; false on failure. */
+static bool put_str(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * A limit put on a running process (systemctl set-property, docker update):
+ * its temporary file, left to the kernel while it ran unlimited, is guarded
+ * from the next second on.  Asked once per process, the file went on being
+ * left cached under the new limit and pushed the cgroup's hot set out.
+ */
+START_TEST(test_temp_file_guarded_under_a_later_limit)
+{
+	char tpath[PATH_MAX], at[PATH_MAX], pid[32];
+	static char block[MiB];
+	struct uot_cgroup cg;
+	long before, after;
+	int t, i;
+
+	if (!droppable)
+		return;
+	if (geteuid() != 0 || uot_cgroup_supported() != 0 || !temp_files_left_here(512 * MiB)) {
+		printf("hooks: a limit after the start: skipped: %s\n", geteuid() ? "not root" :
+		       uot_cgroup_supported() ? uot_why() : "memory is not mostly free");
+		return;
+	}
+	/* Limited far above RAM: no limit, as far as the library can tell. */
+	ck_assert_msg(uot_cgroup_create(&cg, 1ULL << 60) == 0, "%s", uot_why());
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(at, sizeof(at), "%s/cgroup.procs", cg.path);
+	ck_assert_msg(put_str(at, pid), "cannot enter %s", cg.path);
+	path_in(tpath, "late-limit-XXXXXX");
+	t = mkstemp(tpath);
+	ck_assert_int_ge(t, 0);
+	memset(block, 't', sizeof(block));
+	for (i = 0; i < 16; i++)
+		ck_assert_int_eq(write(t, block, sizeof(block)), sizeof(block));
+	before = resident_mib(tpath);
+	snprintf(at, sizeof(at), "%s/memory.limit_in_bytes", cg.path);
+	ck_assert_msg(put_str(at, "1073741824"), "cannot limit %s", cg.path);
+	sleep(2);
+	for (i = 0; i < 128; i++)
+		ck_assert_int_eq(write(t, block, sizeof(block)), sizeof(block));
+	ck_assert_int_eq(fdatasync(t), 0);
+	ck_assert_int_eq(close(t), 0);
+	after = resident_mib(tpath);
+	unlink(tpath);
+	ck_assert(put_str("/sys/fs/cgroup/memory/cgroup.procs", pid));
+	uot_cgroup_remove(&cg);
+	printf("hooks: a temporary file, a 1 GiB limit set after its first 16 MiB: %ld MiB "
+	       "cached then, %ld of 144 MiB at close\n", before, after);
+	ck_assert_msg(before >= 15, "the first 16 MiB were not left cached (%ld MiB): the test "
+		      "cannot tell", before);
+	ck_assert_msg(after <= 72, "%ld of 144 MiB stayed cached: the limit set after the start "
+		      "was never seen", after);
+}
+END_TEST
+
 static Suite *hooks_suite(void)
 {
 	Suite *s = suite_create("hooks");
@@ -1078,6 +1142,7 @@ static Suite *hooks_suite(void)
 	tcase_add_loop_test(guard, test_quiet_number_reused, 0, N_REUSE);
 	tcase_add_loop_test(guard, test_temp_file_read_back_from_memory, 0, 2);
 	tcase_add_test(guard, test_temp_mark_not_kept_by_the_next_file);
+	tcase_add_test(guard, test_temp_file_guarded_under_a_later_limit);
 	suite_add_tcase(s, guard);
 	return s;
 }
