@@ -12,6 +12,9 @@
  * STATIC_IO_MIBPS=N in the environment paces writes to N MiB/s: a writer
  * that the disk keeps up with (the watcher cannot slow a faster one); and
  * reads, for a reader that is still reading when the watcher looks.
+ * STATIC_IO_HOLD=MIB:PATH stops it once MIB MiB have moved until PATH
+ * exists (a minute at most), the pace then going on from there: a test
+ * attaches a watcher to a copy known to be running, with no race.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -27,6 +30,8 @@
 static char buf[CHUNK];
 
 static double mibps, t0;
+static long long hold_at;
+static const char *hold_path;
 
 static double now(void)
 {
@@ -41,6 +46,16 @@ static void pace(long long done)
 {
 	double ahead;
 
+	if (hold_path && done >= hold_at) {
+		double held = now();
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		int i;
+
+		for (i = 0; i < 6000 && access(hold_path, F_OK) != 0; i++)
+			nanosleep(&ts, NULL);
+		hold_path = NULL;
+		t0 += now() - held;
+	}
 	if (mibps <= 0)
 		return;
 	ahead = (double)done / (mibps * 1048576.0) - (now() - t0);
@@ -65,6 +80,14 @@ int main(int argc, char **argv)
 
 	if (getenv("STATIC_IO_MIBPS"))
 		mibps = atof(getenv("STATIC_IO_MIBPS"));
+	if (getenv("STATIC_IO_HOLD")) {
+		char *colon = strchr(getenv("STATIC_IO_HOLD"), ':');
+
+		if (colon) {
+			hold_at = atoll(getenv("STATIC_IO_HOLD")) << 20;
+			hold_path = colon + 1;
+		}
+	}
 	t0 = now();
 	if (argc > 3 && !strncmp(argv[argc - 1], "exit=", 5)) {
 		status = atoi(argv[argc - 1] + 5);
