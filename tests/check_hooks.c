@@ -313,7 +313,9 @@ START_TEST(test_precached_pages_stay)
 	fill(path, 192 * MiB);
 	make_cold(path);
 	make_hot_range(path, _i ? 64 : 0, _i ? 128 : 192);
-	ck_assert_int_eq(resident_range_mib(path, _i ? 64 : 0, _i ? 128 : 192), _i ? 64 : 192);
+	/* A MiB counts when its first and last pages are cached: one the kernel reclaims on a
+	 * busy machine takes one off, a window the library drops takes eight. */
+	ck_assert_int_ge(resident_range_mib(path, _i ? 64 : 0, _i ? 128 : 192), _i ? 63 : 191);
 
 	fd = open(path, O_RDONLY);
 	read_all(fd, MiB, false);
@@ -327,7 +329,7 @@ START_TEST(test_precached_pages_stay)
 		ck_assert_msg(kept >= 192 * MiB - 256 * 1024, "%lld of 192 MiB stayed cached",
 			      (long long)kept);
 	} else {
-		ck_assert_int_eq(resident_range_mib(path, 64, 128), 64);
+		ck_assert_int_ge(resident_range_mib(path, 64, 128), 63);
 		/* The cold thirds went, but for the very start, read before the first probe. */
 		ck_assert_int_le(resident_range_mib(path, 0, 64), 2);
 		ck_assert_int_le(resident_range_mib(path, 128, 192), 2);
