@@ -109,6 +109,14 @@
 #define UO_W_EXIT_POLL_NS	(200 * 1000LL)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
+/*
+ * A process whose counters moved has every file of the residency table
+ * looked at least this often, explained or not (uo_wproc_unexplained):
+ * its descriptors' moves can carry no data (a forward lseek, descriptors
+ * sharing one open file, a file someone else grows) and hide its preads
+ * and mappings from the test.  About 10 MiB read at 100 MiB/s.
+ */
+#define UO_W_FULL_NS		(100 * UO_MS)
 /* Descriptors that are not regular files are checked again this often, in samples. */
 #define UO_W_RECHECK		16
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
@@ -148,6 +156,7 @@ struct uo_wproc {
 	int io;			/* /proc/PID/io, pread at every sample; -1 if it cannot be read */
 	bool io_known;		/* io_calls and io_disk were read at this sample */
 	bool io_seen;		/* and at an earlier one: low[] is set */
+	bool io_grew;		/* they moved since the sample before */
 	uint64_t io_calls;	/* rchar + wchar: bytes its calls moved, so far */
 	uint64_t io_disk;	/* read_bytes + write_bytes: what it brought or dirtied, so far */
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
@@ -229,6 +238,7 @@ struct uo_watch {
 	uint64_t moved, dropped, kept, flushed, streams, files;
 	uint64_t churn;		/* regular files opened or closed: programs writing many */
 	int64_t last_tree_ns;
+	int64_t full_ns;	/* the last sample that looked at every file (UO_W_FULL_NS) */
 	int64_t exit_polled_ns;	/* uo_wexited */
 	bool fan_skip;		/* no files came or went at the last sample (UO_W_FAN_SKIP_NS) */
 	bool stream_moved;	/* a stream moved since the last sample */
@@ -1499,6 +1509,7 @@ static void uo_wproc_io(struct uo_wproc *p)
 		else if (!strncmp(s, "read_bytes:", 11) || !strncmp(s, "write_bytes:", 12))
 			disk += strtoull(strchr(s, ':') + 1, NULL, 10);
 	}
+	p->io_grew = calls != p->io_calls || disk != p->io_disk;
 	p->io_calls = calls;
 	p->io_disk = disk;
 	p->io_known = true;
@@ -2273,6 +2284,7 @@ static void uo_wloop(struct uo_watch *w)
 	for (;;) {
 		int64_t now = uo_now_ns();
 		uint64_t moved0 = w->moved, grown0 = w->wf.grown, churn = w->churn, step;
+		bool grew;
 
 		w->wf.stopped = false;
 		uo_wfan_drain(w);
@@ -2302,11 +2314,20 @@ static void uo_wloop(struct uo_watch *w)
 				uo_wproc_scan(w, i);
 		}
 		w->wf.moved = false;
-		for (i = 0; i < w->nprocs; i++)
-			if (!w->procs[i].gone &&
-			    uo_wproc_unexplained(&w->procs[i], w->o->tuning.align ? w->o->tuning.align
+		grew = false;
+		for (i = 0; i < w->nprocs; i++) {
+			if (w->procs[i].gone)
+				continue;
+			if (uo_wproc_unexplained(&w->procs[i], w->o->tuning.align ? w->o->tuning.align
 										  : w->o->tuning.window / 4))
 				w->wf.moved = true;
+			grew |= w->procs[i].io_grew;
+		}
+		/* The backstop: moves that carried no data hide others no longer than this. */
+		if (grew && now - w->full_ns >= UO_W_FULL_NS)
+			w->wf.moved = true;
+		if (w->wf.moved)
+			w->full_ns = now;
 		/* Let go first: what was closed just now is not written out while we hold it. */
 		uo_wlet_go(w);
 		uo_wpend_work(w);

@@ -6,6 +6,8 @@
  *   hold	20 ms samples after a burst end 2 s after it: a stream that
  *		trickles 4 KiB every 150 ms does not keep them
  *   status	the command's exit status comes through the watcher
+ *   pskip	a static reader's preads of a cold file, with forward seeks
+ *		of another file between them, are still dropped behind
  *   refused	a process we may not trace: one clear line, status 1
  *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
  *		the watcher, nor one held by an O_PATH descriptor; one on a
@@ -188,6 +190,51 @@ START_TEST(test_hold)
 	/* A window every 150 ms is a stream in bursts: held. */
 	fast = hold_samples(window, 150, &late);
 	ck_assert_msg(late != 0, "a stream in bursts was not held (%d samples)", fast);
+}
+END_TEST
+
+/*
+ * A static reader that preads a cold file while it seeks another forward
+ * 8 MiB between two preads (4 KiB read there): the seeks' moves count as
+ * explained I/O and hid the preads from the /proc/PID/io test, so the
+ * residency table was never looked at.  Paced to 128 MiB/s; the most of
+ * the cold file seen cached is asserted under a quarter of it: 30-32 MiB
+ * before the test (4d1e472), 154-208 MiB with it alone, 51-56 with the
+ * backstop (UO_W_FULL_NS).
+ */
+START_TEST(test_pskip)
+{
+	char cold[PATH_MAX], skip[PATH_MAX], out[PATH_MAX];
+	const uint64_t size = 384 * UOT_MIB;
+	long long peak = -1;
+	FILE *f;
+	int st;
+
+	uot_sfmt(cold, sizeof(cold), "%s/watch-pskip-cold", uot_build_dir());
+	uot_sfmt(skip, sizeof(skip), "%s/watch-pskip-skip", uot_build_dir());
+	uot_sfmt(out, sizeof(out), "%s/watch-pskip-out", uot_build_dir());
+	ck_assert_msg(uot_make_file(cold, size, 11) == 0, "%s", uot_why());
+	/* Sparse: its seeks never wrap, its reads bring nothing in. */
+	st = uot_sh("truncate -s 8G %s", skip);
+	setenv("STATIC_IO_MIBPS", "128", 1);
+	if (st == 0)
+		st = uot_sh("%s %s pskip %s %s >%s", uot_useonce(), static_io(), cold, skip, out);
+	unsetenv("STATIC_IO_MIBPS");
+	if ((f = fopen(out, "r"))) {
+		if (fscanf(f, "%lld", &peak) != 1)
+			peak = -1;
+		fclose(f);
+	}
+	unlink(cold);
+	unlink(skip);
+	unlink(out);
+	printf("watch: pskip: cold file cached at most %lld MiB of %llu\n", peak,
+	       (unsigned long long)(size / UOT_MIB));
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	ck_assert_msg(peak >= 0, "the reader printed no figure");
+	ck_assert_msg(peak <= (long long)(size / UOT_MIB / 4),
+		      "seeks hid the preads: %lld MiB of the cold file cached", peak);
 }
 END_TEST
 
@@ -975,6 +1022,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_kind);
 	tcase_add_test(tc, test_hold);
 	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_pskip);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
 	tcase_add_test(tc, test_mntid);

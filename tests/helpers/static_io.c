@@ -6,6 +6,9 @@
  *	static_io write FILE MIB	write(2) MIB MiB of a pattern
  *	static_io copy SRC DST		copy_file_range(2) in 8 MiB calls
  *	static_io pcopy SRC DST		pread/pwrite: no file position moves
+ *	static_io pskip SRC SKIP	pread SRC in 1 MiB calls; between two, lseek
+ *					SKIP 8 MiB forward and read 4 KiB of it;
+ *					prints the most of SRC seen cached (MiB)
  *
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
@@ -22,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +71,17 @@ static void pace(long long done)
 	}
 }
 
+/* SRC's pages in the page cache, in MiB (cachestat(2)); 0 if it cannot tell. */
+static long long cached_mib(int fd)
+{
+	struct { unsigned long long off, len; } range = { 0, 0 };
+	struct { unsigned long long cache, dirty, wb, evicted, recently_evicted; } cs;
+
+	if (syscall(451, fd, &range, &cs, 0) != 0)
+		return 0;
+	return (long long)(cs.cache * (unsigned long long)sysconf(_SC_PAGESIZE) >> 20);
+}
+
 static int fail(const char *what)
 {
 	perror(what);
@@ -95,7 +111,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
-			"pcopy SRC DST [exit=N]\n");
+			"pcopy SRC DST | pskip SRC SKIP [exit=N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "read")) {
@@ -135,6 +151,33 @@ int main(int argc, char **argv)
 			if (n < 0)
 				return fail("pread");
 		}
+	} else if (!strcmp(argv[1], "pskip") && argc == 4) {
+		struct stat sb, skip;
+		long long peak = 0, c;
+
+		/*
+		 * The skip's position moves 8 MiB for 4 KiB read: a descriptor
+		 * whose moves carry no data, beside preads that move none.
+		 */
+		if ((in = open(argv[2], O_RDONLY)) < 0 || fstat(in, &sb) != 0)
+			return fail(argv[2]);
+		if ((out = open(argv[3], O_RDONLY)) < 0 || fstat(out, &skip) != 0)
+			return fail(argv[3]);
+		while ((n = pread(in, buf, CHUNK, off)) > 0) {
+			off += n;
+			if (lseek(out, 8 << 20, SEEK_CUR) >= skip.st_size)
+				lseek(out, 0, SEEK_SET);
+			if (read(out, buf, 4096) < 0)
+				return fail("read");
+			pace(off);
+			if ((c = cached_mib(in)) > peak)
+				peak = c;
+		}
+		if (n < 0)
+			return fail("pread");
+		close(out);
+		out = -1;
+		printf("%lld\n", peak);
 	} else {
 		fprintf(stderr, "static_io: unknown mode %s\n", argv[1]);
 		return 2;
