@@ -161,6 +161,7 @@ struct uo_wproc {
 	uint64_t io_disk;	/* read_bytes + write_bytes: what it brought or dirtied, so far */
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
 	int64_t low[2];		/* io_calls - told and io_disk - told, lowest since the last full look */
+	int64_t high;		/* io_calls - told, highest since then */
 	unsigned scans;		/* descriptors found at scan 0 were open before we looked */
 	bool slept;		/* its pidfd was quiet as the last sleep ended: alive, unasked */
 	bool gone;
@@ -1550,6 +1551,19 @@ static bool uo_wproc_unexplained(struct uo_wproc *p, uint64_t slack)
 		else if (d[k] - p->low[k] > (int64_t)slack)
 			more = true;
 	}
+	/*
+	 * The descriptors moved more than the calls did (rchar and wchar
+	 * count read, write, copy_file_range and sendfile as their
+	 * positions move): moves that carried no data, a forward lseek,
+	 * one open file shared by several descriptors (>out 2>&1), a file
+	 * someone else grows.  What they claim cannot be trusted, and it
+	 * hid as much pread or mapping I/O.  Only the calls: read_bytes
+	 * falls behind the positions for every cached read.
+	 */
+	if (p->io_seen && p->high - d[0] > (int64_t)slack)
+		more = true;
+	if (!p->io_seen || more || d[0] > p->high)
+		p->high = d[0];
 	if (!p->io_seen || more) {
 		p->low[0] = d[0];
 		p->low[1] = d[1];
