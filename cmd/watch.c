@@ -1558,7 +1558,9 @@ static bool uo_wproc_unexplained(struct uo_wproc *p, uint64_t slack)
 	 * one open file shared by several descriptors (>out 2>&1), a file
 	 * someone else grows.  What they claim cannot be trusted, and it
 	 * hid as much pread or mapping I/O.  Only the calls: read_bytes
-	 * falls behind the positions for every cached read.
+	 * falls behind the positions for every cached read.  splice moves
+	 * positions that rchar and wchar do not count: a splicing copier
+	 * has every file looked at each sample, as before c5cb83b.
 	 */
 	if (p->io_seen && p->high - d[0] > (int64_t)slack)
 		more = true;
