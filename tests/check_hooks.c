@@ -888,21 +888,13 @@ END_TEST
  */
 static bool temp_files_left_here(uint64_t size)
 {
-	unsigned long long total = 0, free = 0, limit;
+	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024, limit;
+	unsigned long long free = uot_meminfo_kib("MemFree") * 1024;
 	char line[512], at[PATH_MAX], *path = NULL, *end;
 	static const char *const files[] = { "memory.limit_in_bytes", "memory.max", "memory.high" };
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f;
 	size_t i;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "MemTotal: %llu kB", &total);
-		sscanf(line, "MemFree: %llu kB", &free);
-	}
-	fclose(f);
-	total *= 1024;
-	free *= 1024;
 	/* A margin for what others allocate meanwhile. */
 	if (!total || free < size + 256 * MiB || free - size - 256 * MiB < total - total / 4)
 		return false;

@@ -147,17 +147,8 @@ static struct {
  */
 static bool machine_mostly_free(void)
 {
-	unsigned long long total = 0, free = 0;
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "r");
+	uint64_t total = uot_meminfo_kib("MemTotal"), free = uot_meminfo_kib("MemFree");
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "MemTotal: %llu kB", &total);
-		sscanf(line, "MemFree: %llu kB", &free);
-	}
-	fclose(f);
 	return total && free >= total - total / 4;
 }
 
@@ -565,24 +556,6 @@ END_TEST
  */
 #define CG_FREE_MIB	1024
 
-static uint64_t meminfo_kib(const char *key)
-{
-	char line[256];
-	uint64_t v = 0;
-	size_t klen = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtoull(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 START_TEST(test_unpacked_in_free_memory_stays)
 {
 	const unsigned tree = 1;
@@ -594,7 +567,8 @@ START_TEST(test_unpacked_in_free_memory_stays)
 			     .timeout_s = 120, .cg = _i ? &t.cg_free : NULL };
 	struct uot_result r;
 	double dst, dst_dirty, bound = early_pct(&trees[tree]);
-	uint64_t total = meminfo_kib("MemTotal") * 1024, free = meminfo_kib("MemFree") * 1024;
+	uint64_t total = uot_meminfo_kib("MemTotal") * 1024,
+		 free = uot_meminfo_kib("MemFree") * 1024;
 
 	if (uot_skipped("free memory"))
 		return;

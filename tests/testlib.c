@@ -1588,3 +1588,21 @@ unsigned uot_strip_lines(char *text, const char *prefix)
 	*out = '\0';
 	return n;
 }
+
+uint64_t uot_meminfo_kib(const char *key)
+{
+	char line[256];
+	uint64_t v = 0;
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtoull(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}

@@ -189,6 +189,8 @@ int uot_make_cold(const char *path);
 int64_t uot_resident(const char *path, uint64_t *size);
 /* Resident share in percent; 0 for an empty or missing file. */
 double uot_resident_pct(const char *path);
+/* A /proc/meminfo field (MemTotal, MemFree...) in KiB; 0 if it cannot be read. */
+uint64_t uot_meminfo_kib(const char *key);
 
 struct uot_cgroup {
 	char path[256];
