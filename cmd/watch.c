@@ -156,7 +156,7 @@ struct uo_wproc {
 	int io;			/* /proc/PID/io, pread at every sample; -1 if it cannot be read */
 	bool io_known;		/* io_calls and io_disk were read at this sample */
 	bool io_seen;		/* and at an earlier one: low[] is set */
-	bool io_grew;		/* they moved since the sample before */
+	uint64_t io_full;	/* io_calls + io_disk at the last full look */
 	uint64_t io_calls;	/* rchar + wchar: bytes its calls moved, so far */
 	uint64_t io_disk;	/* read_bytes + write_bytes: what it brought or dirtied, so far */
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
@@ -1510,7 +1510,6 @@ static void uo_wproc_io(struct uo_wproc *p)
 		else if (!strncmp(s, "read_bytes:", 11) || !strncmp(s, "write_bytes:", 12))
 			disk += strtoull(strchr(s, ':') + 1, NULL, 10);
 	}
-	p->io_grew = calls != p->io_calls || disk != p->io_disk;
 	p->io_calls = calls;
 	p->io_disk = disk;
 	p->io_known = true;
@@ -2299,7 +2298,7 @@ static void uo_wloop(struct uo_watch *w)
 	}
 	for (;;) {
 		int64_t now = uo_now_ns();
-		uint64_t moved0 = w->moved, grown0 = w->wf.grown, churn = w->churn, step;
+		uint64_t moved0 = w->moved, grown0 = w->wf.grown, churn = w->churn, step, slack;
 		bool grew;
 
 		w->wf.stopped = false;
@@ -2331,19 +2330,25 @@ static void uo_wloop(struct uo_watch *w)
 		}
 		w->wf.moved = false;
 		grew = false;
+		slack = w->o->tuning.align ? w->o->tuning.align : w->o->tuning.window / 4;
 		for (i = 0; i < w->nprocs; i++) {
 			if (w->procs[i].gone)
 				continue;
-			if (uo_wproc_unexplained(&w->procs[i], w->o->tuning.align ? w->o->tuning.align
-										  : w->o->tuning.window / 4))
+			if (uo_wproc_unexplained(&w->procs[i], slack))
 				w->wf.moved = true;
-			grew |= w->procs[i].io_grew;
+			/* Not any move: a program trickling bytes to a pipe would have every
+			 * file reopened ten times a second (and a lease it asks refused). */
+			grew |= w->procs[i].io_calls + w->procs[i].io_disk - w->procs[i].io_full >=
+				slack;
 		}
 		/* The backstop: moves that carried no data hide others no longer than this. */
 		if (grew && now - w->full_ns >= UO_W_FULL_NS)
 			w->wf.moved = true;
-		if (w->wf.moved)
+		if (w->wf.moved) {
 			w->full_ns = now;
+			for (i = 0; i < w->nprocs; i++)
+				w->procs[i].io_full = w->procs[i].io_calls + w->procs[i].io_disk;
+		}
 		/* Let go first: what was closed just now is not written out while we hold it. */
 		uo_wlet_go(w);
 		uo_wpend_work(w);

@@ -243,7 +243,7 @@ uint64_t uo_memory_size(void)
  */
 static bool uo_still_unlimited(void)
 {
-	uint64_t now, asked = atomic_load_explicit(&uo_mem_asked_ms, memory_order_relaxed);
+	uint64_t now, limit, asked = atomic_load_explicit(&uo_mem_asked_ms, memory_order_relaxed);
 	bool unread = false;
 
 	if (!uo_clock_ms(CLOCK_MONOTONIC, &now))
@@ -251,7 +251,14 @@ static bool uo_still_unlimited(void)
 	if (asked && now - asked < 1000)
 		return true;
 	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
-	if (uo_cgroup_limit(&unread) < uo_memory_size() || unread) {
+	limit = uo_cgroup_limit(&unread);
+	if (limit < uo_memory_size() || unread) {
+		/* The reuse rule and the write budget are sized from it too. */
+		if (limit < uo_memory_size()) {
+			atomic_store_explicit(&uo_memory, limit ? limit : UINT64_MAX,
+					      memory_order_relaxed);
+			atomic_store_explicit(&uo_budget, 0, memory_order_relaxed);
+		}
 		atomic_store_explicit(&uo_mem_unlimited, 0, memory_order_relaxed);
 		return false;
 	}
@@ -283,15 +290,22 @@ uint64_t uo_memory_free(void)
  */
 bool uo_fits_in_memory(uint64_t size)
 {
-	uint64_t mem = uo_memory_size();
+	uint64_t mem;
+
+	if (atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed))
+		(void)uo_still_unlimited();
+	mem = uo_memory_size();
 
 	return mem && size <= mem / 4;
 }
 
 static uint64_t uo_write_budget(void)
 {
-	uint64_t budget = atomic_load_explicit(&uo_budget, memory_order_relaxed), mem;
+	uint64_t budget, mem;
 
+	if (atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed))
+		(void)uo_still_unlimited();
+	budget = atomic_load_explicit(&uo_budget, memory_order_relaxed);
 	if (budget)
 		return budget;
 	mem = uo_memory_size();

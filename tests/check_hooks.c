@@ -1037,6 +1037,27 @@ START_TEST(test_temp_file_read_back_from_memory)
 }
 END_TEST
 
+/* The cgroup.procs of our v1 memory cgroup; false if there is none. */
+static bool memory_cgroup_procs(char *out, size_t size)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, ":memory:/");
+
+		line[strcspn(line, "\n")] = '\0';
+		if (at)
+			found = snprintf(out, size, "/sys/fs/cgroup/memory%s%scgroup.procs", at + 8,
+					 at[9] ? "/" : "") < (int)size;
+	}
+	fclose(f);
+	return found;
+}
+
 /* A cgroup file written whole; false on failure. */
 static bool put_str(const char *path, const char *text)
 {
@@ -1056,7 +1077,7 @@ static bool put_str(const char *path, const char *text)
  */
 START_TEST(test_temp_file_guarded_under_a_later_limit)
 {
-	char tpath[PATH_MAX], at[PATH_MAX], pid[32];
+	char tpath[PATH_MAX], at[PATH_MAX], home[PATH_MAX], pid[32];
 	static char block[MiB];
 	struct uot_cgroup cg;
 	long before, after;
@@ -1069,6 +1090,8 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 		       uot_cgroup_supported() ? uot_why() : "memory is not mostly free");
 		return;
 	}
+	/* Back where it came from after, not to the root: the suite may run in a cgroup. */
+	ck_assert_msg(memory_cgroup_procs(home, sizeof(home)), "no memory cgroup of ours");
 	/* Limited far above RAM: no limit, as far as the library can tell. */
 	ck_assert_msg(uot_cgroup_create(&cg, 1ULL << 60) == 0, "%s", uot_why());
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -1090,7 +1113,7 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	ck_assert_int_eq(close(t), 0);
 	after = resident_mib(tpath);
 	unlink(tpath);
-	ck_assert(put_str("/sys/fs/cgroup/memory/cgroup.procs", pid));
+	ck_assert(put_str(home, pid));
 	uot_cgroup_remove(&cg);
 	printf("hooks: a temporary file, a 1 GiB limit set after its first 16 MiB: %ld MiB "
 	       "cached then, %ld of 144 MiB at close\n", before, after);
