@@ -240,21 +240,25 @@ uint64_t uo_memory_size(void)
  * update, a move into another cgroup): an answer of "unlimited" is asked
  * again once a second at most, and a limit or an unreadable file found then
  * stays (files left cached under a new limit pushed its hot set out).
+ * False, and nothing asked, once the process is known to be limited.
  */
 static bool uo_still_unlimited(void)
 {
-	uint64_t now, limit, asked = atomic_load_explicit(&uo_mem_asked_ms, memory_order_relaxed);
+	uint64_t now, limit, mem, asked = atomic_load_explicit(&uo_mem_asked_ms,
+							       memory_order_relaxed);
 	bool unread = false;
 
-	if (!uo_clock_ms(CLOCK_MONOTONIC, &now))
+	if (!atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed) ||
+	    !uo_clock_ms(CLOCK_MONOTONIC, &now))
 		return false;
 	if (asked && now - asked < 1000)
 		return true;
 	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
 	limit = uo_cgroup_limit(&unread);
-	if (limit < uo_memory_size() || unread) {
+	mem = uo_memory_size();
+	if (limit < mem || unread) {
 		/* The reuse rule and the write budget are sized from it too. */
-		if (limit < uo_memory_size()) {
+		if (limit < mem) {
 			atomic_store_explicit(&uo_memory, limit ? limit : UINT64_MAX,
 					      memory_order_relaxed);
 			atomic_store_explicit(&uo_budget, 0, memory_order_relaxed);
@@ -277,8 +281,7 @@ uint64_t uo_memory_free(void)
 	uint64_t mem = uo_memory_size();
 	struct sysinfo si;
 
-	if (!mem || !atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed) ||
-	    !uo_still_unlimited() || uo_sys(SYS_sysinfo, &si) != 0)
+	if (!mem || !uo_still_unlimited() || uo_sys(SYS_sysinfo, &si) != 0)
 		return 0;
 	return (uint64_t)si.freeram * si.mem_unit;
 }
@@ -292,8 +295,7 @@ bool uo_fits_in_memory(uint64_t size)
 {
 	uint64_t mem;
 
-	if (atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed))
-		(void)uo_still_unlimited();
+	(void)uo_still_unlimited();
 	mem = uo_memory_size();
 
 	return mem && size <= mem / 4;
@@ -303,8 +305,7 @@ static uint64_t uo_write_budget(void)
 {
 	uint64_t budget, mem;
 
-	if (atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed))
-		(void)uo_still_unlimited();
+	(void)uo_still_unlimited();
 	budget = atomic_load_explicit(&uo_budget, memory_order_relaxed);
 	if (budget)
 		return budget;
