@@ -1152,6 +1152,7 @@ ignore:
 static bool uo_wfd_reopen(struct uo_watch *w, struct uo_wfd *f, bool no_lease)
 {
 	char path[64];
+	struct stat sb;
 
 	if (f->ours >= 0)
 		return true;
@@ -1163,15 +1164,11 @@ static bool uo_wfd_reopen(struct uo_watch *w, struct uo_wfd *f, bool no_lease)
 		f->ours = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (f->ours < 0)
 		return false;
-	{
-		struct stat sb;
-
-		if (fstat(f->ours, &sb) != 0 || (uint64_t)sb.st_dev != f->dev ||
-		    (uint64_t)sb.st_ino != f->ino) {
-			close(f->ours);
-			f->ours = -1;
-			return false;
-		}
+	if (fstat(f->ours, &sb) != 0 || (uint64_t)sb.st_dev != f->dev ||
+	    (uint64_t)sb.st_ino != f->ino) {
+		close(f->ours);
+		f->ours = -1;
+		return false;
 	}
 	if (f->file >= 0)
 		uo_wfiles_lend(&w->wf, f->file, f->ours, f->dev, f->ino);
@@ -1559,7 +1556,8 @@ static bool uo_wproc_unexplained(struct uo_wproc *p, uint64_t slack)
 	 * hid as much pread or mapping I/O.  Only the calls: read_bytes
 	 * falls behind the positions for every cached read.  splice moves
 	 * positions that rchar and wchar do not count: a splicing copier
-	 * has every file looked at each sample, as before c5cb83b.
+	 * has every file looked at each sample, as every program had before
+	 * this test.
 	 */
 	if (p->io_seen && p->high - d[0] > (int64_t)slack)
 		more = true;
@@ -2336,8 +2334,11 @@ static void uo_wloop(struct uo_watch *w)
 				continue;
 			if (uo_wproc_unexplained(&w->procs[i], slack))
 				w->wf.moved = true;
-			/* Not any move: a program trickling bytes to a pipe would have every
-			 * file reopened ten times a second (and a lease it asks refused). */
+			/*
+			 * Not any move: a program trickling bytes to a pipe would have
+			 * every file reopened ten times a second (and a lease it asks
+			 * for refused).
+			 */
 			grew |= w->procs[i].io_calls + w->procs[i].io_disk - w->procs[i].io_full >=
 				slack;
 		}
