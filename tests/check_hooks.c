@@ -879,6 +879,25 @@ START_TEST(test_dup2_over_a_stream)
 }
 END_TEST
 
+/* Our memory cgroup's path (v1's memory hierarchy, or v2's); false if we have none. */
+static bool own_memory_cgroup(char *out, size_t size)
+{
+	char line[512], *path = NULL;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return false;
+	while (!path && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strstr(line, ":memory:/"))
+			path = strstr(line, ":memory:/") + 8;
+		else if (!strncmp(line, "0::/", 4) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+			path = line + 3;
+	}
+	fclose(f);
+	return path && snprintf(out, size, "%s", path) < (int)size;
+}
+
 /*
  * Is a temporary file left to the kernel here (policy.h, uo_temp_advice)?
  * Only while three quarters of memory stay free after it, in a process no
@@ -890,26 +909,14 @@ static bool temp_files_left_here(uint64_t size)
 {
 	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024, limit;
 	unsigned long long free = uot_meminfo_kib("MemFree") * 1024;
-	char line[512], at[PATH_MAX], *path = NULL, *end;
+	char path[512], at[PATH_MAX], *end;
 	static const char *const files[] = { "memory.limit_in_bytes", "memory.max", "memory.high" };
-	FILE *f;
 	size_t i;
 
 	/* A margin for what others allocate meanwhile. */
 	if (!total || free < size + 256 * MiB || free - size - 256 * MiB < total - total / 4)
 		return false;
-	f = fopen("/proc/self/cgroup", "r");
-	if (!f)
-		return false;
-	while (!path && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (strstr(line, ":memory:/"))
-			path = strstr(line, ":memory:/") + 8;
-		else if (!strncmp(line, "0::/", 4) && access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
-			path = line + 3;
-	}
-	fclose(f);
-	if (!path)
+	if (!own_memory_cgroup(path, sizeof(path)))
 		return true;
 	for (;;) {
 		bool v1 = access("/sys/fs/cgroup/memory", F_OK) == 0;
@@ -1037,38 +1044,6 @@ START_TEST(test_temp_file_read_back_from_memory)
 }
 END_TEST
 
-/* The cgroup.procs of our v1 memory cgroup; false if there is none. */
-static bool memory_cgroup_procs(char *out, size_t size)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen("/proc/self/cgroup", "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *at = strstr(line, ":memory:/");
-
-		line[strcspn(line, "\n")] = '\0';
-		if (at)
-			found = snprintf(out, size, "/sys/fs/cgroup/memory%s%scgroup.procs", at + 8,
-					 at[9] ? "/" : "") < (int)size;
-	}
-	fclose(f);
-	return found;
-}
-
-/* A cgroup file written whole; false on failure. */
-static bool put_str(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
 /*
  * A limit put on a running process (systemctl set-property, docker update):
  * its temporary file, left to the kernel while it ran unlimited, is guarded
@@ -1091,12 +1066,13 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 		return;
 	}
 	/* Back where it came from after, not to the root: the suite may run in a cgroup. */
-	ck_assert_msg(memory_cgroup_procs(home, sizeof(home)), "no memory cgroup of ours");
+	ck_assert_msg(own_memory_cgroup(at, sizeof(at)), "no memory cgroup of ours");
+	snprintf(home, sizeof(home), UOT_CGROUP_ROOT "%s%scgroup.procs", at, at[1] ? "/" : "");
 	/* Limited far above RAM: no limit, as far as the library can tell. */
 	ck_assert_msg(uot_cgroup_create(&cg, 1ULL << 60) == 0, "%s", uot_why());
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(at, sizeof(at), "%s/cgroup.procs", cg.path);
-	ck_assert_msg(put_str(at, pid), "cannot enter %s", cg.path);
+	ck_assert_msg(uot_write_str(at, pid) == 0, "cannot enter %s", cg.path);
 	path_in(tpath, "late-limit-XXXXXX");
 	t = mkstemp(tpath);
 	ck_assert_int_ge(t, 0);
@@ -1105,7 +1081,7 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 		ck_assert_int_eq(write(t, block, sizeof(block)), sizeof(block));
 	before = resident_mib(tpath);
 	snprintf(at, sizeof(at), "%s/memory.limit_in_bytes", cg.path);
-	ck_assert_msg(put_str(at, "1073741824"), "cannot limit %s", cg.path);
+	ck_assert_msg(uot_write_str(at, "1073741824") == 0, "cannot limit %s", cg.path);
 	sleep(2);
 	for (i = 0; i < 128; i++)
 		ck_assert_int_eq(write(t, block, sizeof(block)), sizeof(block));
@@ -1113,7 +1089,7 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	ck_assert_int_eq(close(t), 0);
 	after = resident_mib(tpath);
 	unlink(tpath);
-	ck_assert(put_str(home, pid));
+	ck_assert_int_eq(uot_write_str(home, pid), 0);
 	uot_cgroup_remove(&cg);
 	printf("hooks: a temporary file, a 1 GiB limit set after its first 16 MiB: %ld MiB "
 	       "cached then, %ld of 144 MiB at close\n", before, after);

@@ -28,7 +28,6 @@
 
 #include "testlib.h"
 
-#define UOT_CGROUP_ROOT	"/sys/fs/cgroup/memory"
 #define UOT_CHUNK	(1u << 20)
 /* Files are written this far ahead of what has been made cold behind them. */
 #define UOT_WRITE_BATCH	(32ULL << 20)
@@ -398,7 +397,7 @@ char *uot_public_dir(char *out, size_t size, const char *tag)
 
 /* ---- cgroups ---- */
 
-static int uot_write_str(const char *path, const char *s)
+int uot_write_str(const char *path, const char *s)
 {
 	size_t len = strlen(s);
 	ssize_t n;
