@@ -521,7 +521,7 @@ START_TEST(test_hotset)
 	ck_assert_msg(o[1].r.peak_dirty_wb <= DIRTY_WB_MAX,
 		      "%s with the library: dirty+writeback peaked at %.0f MiB (bound %.0f)",
 		      p->name, uot_mib(o[1].r.peak_dirty_wb), uot_mib(DIRTY_WB_MAX));
-	/* Here the writer's budget is two windows: its close waits down to that. */
+	/* What closed streams may leave in flight is two windows: close waits down to that. */
 	if (dst)
 		ck_assert_msg(o[1].r.after[1] <= AFTER_MAX,
 			      "%s with the library: %.0f MiB of the output left cached in the "
