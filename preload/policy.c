@@ -230,8 +230,8 @@ static void uo_advise_write(struct uo_stream *st, const struct uo_tuning *t,
  * has its writeback started a window at a time before it is known to be a
  * stream.  Otherwise the threshold's worth of dirty pages, and the window
  * written before the stream is next looked at, all wait for writeback at
- * once (40 MiB in flight at the defaults, against the writer's budget of
- * two windows).  Nothing is dropped before the threshold: a file that
+ * once (40 MiB in flight at the defaults, against the writer's budget in a
+ * small memory cgroup of three windows).  Nothing is dropped before the threshold: a file that
  * stays short keeps its pages, only written out sooner than the kernel
  * would.  A run from elsewhere (an append, a database's pages) is left to
  * the kernel until it is a stream.
