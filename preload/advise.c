@@ -72,8 +72,9 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
  * down to half a window under the budget: between the two it keeps 2.5 to
  * 3.5 windows in flight (20-28 MiB at the defaults, 32 as a memory cgroup
  * counts it).  With two windows (12-20 MiB) a writer in a 256 MiB cgroup
- * sharing its disk with another that syncs waited out each of the disk's
- * stalls with less queued: 8-18% slower (medians of 4 runs, 4-9 rounds).
+ * whose disk was busy (another process syncing, other work) waited out the
+ * disk's stalls with less queued: its median time was 2-23% longer in each
+ * of 8 side-by-side runs (docs/benchmarks.md, issue 13's fifth pass).
  *
  * What a stream still has in flight when it is closed stays cached: once
  * the program's descriptor is gone nothing can drop it.  Closing waits
