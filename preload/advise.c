@@ -73,8 +73,9 @@ static void uo_trace_advice(int fd, const char *what, struct uo_range r, int err
  * 3.5 windows in flight (20-28 MiB at the defaults, 32 as a memory cgroup
  * counts it).  With two windows (12-20 MiB) a writer in a 256 MiB cgroup
  * whose disk was busy (another process syncing, other work) waited out the
- * disk's stalls with less queued: its median time was 2-23% longer in each
- * of 8 side-by-side runs (docs/benchmarks.md, issue 13's fifth pass).
+ * disk's stalls with less queued: the median time of a 1 GiB dd was 2-23%
+ * longer in each of 7 side-by-side runs (docs/benchmarks.md, issue 13's
+ * fifth pass).
  *
  * What a stream still has in flight when it is closed stays cached: once
  * the program's descriptor is gone nothing can drop it.  Closing waits
