@@ -636,6 +636,31 @@ bool uo_behind_same(const struct uo_behind_id *was, const struct uo_behind_id *n
 	return !was->ctime_ns || was->ctime_ns == now->ctime_ns;
 }
 
+bool uo_is_shell(const char *comm)
+{
+	static const char *const shells[] = { "sh", "dash", "bash", "ash", "ksh", "mksh", "zsh" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (!strcmp(comm, shells[i]))
+			return true;
+	return false;
+}
+
+bool uo_sib_through_shell(const char *comm, const char *cmdline, size_t len)
+{
+	const char *arg, *cmd, *end = cmdline + len;
+
+	/* argv[0], then "-c", then the command, each ended by a NUL within the text. */
+	arg = len ? memchr(cmdline, '\0', len) : NULL;
+	if (!uo_is_shell(comm) || !arg || end - ++arg < 3 || memcmp(arg, "-c", 3))
+		return false;
+	cmd = arg + 3;
+	if (cmd >= end || !*cmd || !memchr(cmd, '\0', (size_t)(end - cmd)))
+		return false;
+	return !strpbrk(cmd, ";&|\n");
+}
+
 enum uo_opened uo_opened_by_head_probe(const struct uo_stream *st, uint64_t size)
 {
 	/* Probed from the file's start, before anything was read, over all of it. */

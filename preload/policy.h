@@ -11,6 +11,7 @@
 #define UO_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "useonce.h"
@@ -551,6 +552,19 @@ struct uo_handoff_file {
  * only so that a torn or foreign entry fails its check.
  */
 uint64_t uo_mix(uint64_t h, uint64_t v);
+
+/*
+ * The processes of one parent share a run (find -exec cp, xargs -n1 cp).
+ * A shell run for one command stands between them in xargs -n1 sh -c
+ * 'cp "$0" DST/' (dash runs even the one command of -c in a child: one
+ * shell per file): then the shell's parent is the one.  'comm' is the
+ * parent's name, 'cmdline' its /proc cmdline (NUL-separated, 'len'
+ * bytes): a shell given -c and a command without ; & | or a newline.  A
+ * shell running a loop or a script is the parent.
+ */
+bool uo_sib_through_shell(const char *comm, const char *cmdline, size_t len);
+/* Is a process of this name a shell (sh, dash, bash...)? */
+bool uo_is_shell(const char *comm);
 
 void uo_handoff_seal(struct uo_handoff_file *e);
 /* Is 'e' sound, of this owner, and handed within UO_TREE_GAP_MS of now? */

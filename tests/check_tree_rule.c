@@ -655,6 +655,30 @@ START_TEST(test_head_probe_tells_cold_from_cached)
 }
 END_TEST
 
+/*
+ * xargs -n1 sh -c 'cp "$0" DST/': each cp's parent is a shell run for that
+ * one command; the run goes by that shell's parent.  Not a shell running a
+ * loop, a list or a script, not another program, not a cut-short line.
+ */
+#define CMDLINE(s)	s, sizeof(s) - 1
+
+START_TEST(test_one_shell_per_file_goes_by_its_parent)
+{
+	ck_assert(uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp \"$0\" dst/\0src/f1\0")));
+	ck_assert(uo_sib_through_shell("dash", CMDLINE("/bin/sh\0-c\0cp \"$1\" d/\0_\0a\0")));
+	ck_assert(uo_sib_through_shell("bash", CMDLINE("bash\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0for f; do cp \"$f\" d/; done\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp a b && cp c d\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0tar cf - . | zstd\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0loop.sh\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp a b")));	/* cut short */
+	ck_assert(!uo_sib_through_shell("xargs", CMDLINE("xargs\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("shx", CMDLINE("shx\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("sh", "", 0));
+}
+END_TEST
+
 static struct uo_handoff_file handed(uint64_t owner, uint64_t at, const char *path)
 {
 	struct uo_handoff_file e;
@@ -934,6 +958,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(share, test_short_copiers_share_both_sides);
 	tcase_add_test(share, test_siblings_far_apart_share_nothing);
 	tcase_add_test(share, test_a_long_sibling_shares_nothing);
+	tcase_add_test(share, test_one_shell_per_file_goes_by_its_parent);
 	suite_add_tcase(s, share);
 	return s;
 }
