@@ -384,17 +384,21 @@ uint64_t uo_memory_size(void)
 			ram = (uint64_t)si.totalram * si.mem_unit;
 		if (ram && ram <= mem) {
 			mem = ram;
-			if (!rd.unread && !rd.busy)
+			if (!rd.unread && !rd.busy) {
 				uo_mem_set_unlimited();
-		}
-		/* Limited for now; asked again within a second (uo_still_unlimited). */
-		if (rd.busy && !rd.unread) {
-			uint64_t now;
+			} else if (!rd.unread) {
+				/*
+				 * No limit found, but not every file could be opened:
+				 * limited for now, asked again within a second
+				 * (uo_still_unlimited).  A limit found stands.
+				 */
+				uint64_t now;
 
-			if (uo_clock_ms(CLOCK_MONOTONIC, &now))
-				atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
-						      memory_order_relaxed);
-			atomic_store_explicit(&uo_mem_retry, 1, memory_order_relaxed);
+				if (uo_clock_ms(CLOCK_MONOTONIC, &now))
+					atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
+							      memory_order_relaxed);
+				atomic_store_explicit(&uo_mem_retry, 1, memory_order_relaxed);
+			}
 		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
 	}
