@@ -112,23 +112,126 @@ static uint64_t uo_parse_u64(const char *p, bool *ok)
  */
 static _Atomic int uo_mem_unlimited;
 static _Atomic uint64_t uo_mem_asked_ms;	/* when it was last found so */
+/* The first look could not open a file for want of a descriptor or memory: look again. */
+static _Atomic int uo_mem_retry;
+
+/*
+ * What one reading of the limits learnt: *unread as below; 'busy' when a
+ * file could not be opened for want of a descriptor or of memory (EMFILE,
+ * ENFILE, ENOMEM: the program's own state, which passes), and the answer
+ * is no answer.
+ */
+struct uo_limit_read {
+	bool unread;
+	bool busy;
+	bool remember;	/* note the files read in uo_limit_files (its owner only) */
+};
+
+/*
+ * The limit files the last reading looked at, and their change times then
+ * (0: not there).  A write to a cgroup file changes its times (kernfs),
+ * and statx asks them without opening anything: the re-check once a
+ * second opens no file unless one changed.  An open takes the lowest free
+ * descriptor number for its moment, and a thread of the program opening
+ * a file meanwhile got another number than without the library (a
+ * threaded opener saw 40-61 numbers change in 6 s while a temporary file
+ * was written, 5 opens a second).  A move into another cgroup changes no
+ * file's times: /proc/self/cgroup is read again at each re-check in a
+ * process of one thread, where no other thread can open anything while
+ * ours is open, and every UO_MOVE_CHECK_MS in one of more threads (told
+ * by the link count of /proc/self/task, a statx: two and one a thread).
+ */
+#define UO_LIMIT_FILES		16
+#define UO_LIMIT_PATH		232
+#define UO_MOVE_CHECK_MS	10000u
+
+static struct {
+	unsigned n;
+	bool all;		/* every file looked at is here */
+	uint64_t read_ms;	/* when /proc/self/cgroup was read */
+	struct {
+		int64_t ctime;
+		char path[UO_LIMIT_PATH];
+	} f[UO_LIMIT_FILES];
+} uo_limit_files;
+static _Atomic int32_t uo_limit_owner;
+
+static bool uo_limit_busy(long err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EINTR;
+}
+
+/* A file about to be read: its change time noted first, so a write after it is seen. */
+static void uo_limit_note(struct uo_limit_read *rd, const char *path)
+{
+	struct uo_file f;
+	int64_t atime, ctime = 0;
+	size_t n = strlen(path);
+	unsigned i = uo_limit_files.n;
+
+	if (!rd->remember)
+		return;
+	if (i == UO_LIMIT_FILES || n >= UO_LIMIT_PATH) {
+		uo_limit_files.all = false;
+		return;
+	}
+	if (uo_lstat_times(path, &f, &atime, &ctime) != 0)
+		ctime = 0;
+	uo_limit_files.f[i].ctime = ctime;
+	memcpy(uo_limit_files.f[i].path, path, n + 1);
+	uo_limit_files.n++;
+}
+
+/* Does this process run more than one thread (or could that not be told)? */
+static bool uo_threaded(void)
+{
+	struct statx stx;
+
+	if (uo_sys(SYS_statx, AT_FDCWD, "/proc/self/task", AT_STATX_DONT_SYNC, STATX_NLINK,
+		   &stx) != 0 || !(stx.stx_mask & STATX_NLINK))
+		return true;
+	return stx.stx_nlink > 3;
+}
+
+/*
+ * Has a file the last reading looked at changed since, or is a move due
+ * to be looked for (or could that not be told)?
+ */
+static bool uo_limit_files_changed(uint64_t now)
+{
+	struct uo_file f;
+	int64_t atime, ctime;
+	unsigned i;
+
+	if (!uo_limit_files.all || !uo_limit_files.read_ms ||
+	    now - uo_limit_files.read_ms >= UO_MOVE_CHECK_MS || !uo_threaded())
+		return true;
+	for (i = 0; i < uo_limit_files.n; i++) {
+		if (uo_lstat_times(uo_limit_files.f[i].path, &f, &atime, &ctime) != 0)
+			ctime = 0;
+		if (ctime != uo_limit_files.f[i].ctime)
+			return true;
+	}
+	return false;
+}
 
 /*
  * The smallest memory limit of the cgroup 'path' (under 'base') and its
  * parents; 'file' is memory.limit_in_bytes (v1), memory.max or
- * memory.high (v2: reclaim starts there).  *unread is set when the
+ * memory.high (v2: reclaim starts there).  rd->unread is set when the
  * cgroup's own file cannot be read, but for the root, which has none.
  */
 static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
-			       bool *unread)
+			       struct uo_limit_read *rd)
 {
 	char at[512], buf[64];
 	uint64_t limit = UINT64_MAX, v;
 	size_t blen = strlen(base), plen = strlen(path), flen = strlen(file);
 	bool ok, leaf = true;
+	long n;
 
 	if (blen + plen + flen + 2 >= sizeof(at)) {
-		*unread = true;
+		rd->unread = true;
 		return limit;
 	}
 	memcpy(at, base, blen);
@@ -138,12 +241,16 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 			plen--;
 		at[blen + plen] = '/';
 		memcpy(at + blen + plen + 1, file, flen + 1);
-		if (uo_read_small(at, buf, sizeof(buf)) > 0) {
+		uo_limit_note(rd, at);
+		n = uo_read_small(at, buf, sizeof(buf));
+		if (n > 0) {
 			v = uo_parse_u64(buf, &ok);
 			if (ok && v < limit)
 				limit = v;
+		} else if (uo_limit_busy(n)) {
+			rd->busy = true;
 		} else if (leaf && plen > 1) {
-			*unread = true;
+			rd->unread = true;
 		}
 		leaf = false;
 		while (plen > 0 && at[blen + plen - 1] != '/')
@@ -154,19 +261,56 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 	return limit;
 }
 
+/* Is "memory" one of the comma-separated controllers in [ctl, end)? */
+static bool uo_cgroup_memory(const char *ctl, const char *end)
+{
+	const char *c;
+
+	for (c = ctl; c < end; c++) {
+		if ((c == ctl || c[-1] == ',') && end - c >= 6 && !memcmp(c, "memory", 6) &&
+		    (c + 6 == end || c[6] == ','))
+			return true;
+	}
+	return false;
+}
+
 /*
  * The memory cgroups' limit on this process (v1 or v2), UINT64_MAX if
- * none; *unread as for uo_cgroup_walk, and when /proc/self/cgroup cannot
- * be read.
+ * none; rd as for uo_cgroup_walk, and unread when /proc/self/cgroup cannot
+ * be read.  On a hybrid system (v1 controllers, and the v2 hierarchy
+ * beside them, with no controller of its own there) the memory
+ * controller is on a v1 line, and the v2 line ("0::PATH") is not asked:
+ * its path is not under /sys/fs/cgroup there, and reading it as if it
+ * were found no memory files and took the cgroup for one hidden from us.
  */
-static uint64_t uo_cgroup_limit(bool *unread)
+static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 {
 	char buf[4096], *line, *next, *ctl, *path;
-	uint64_t limit = UINT64_MAX, v;
+	uint64_t limit = UINT64_MAX, v, now;
+	bool v1 = false;
+	long n;
 
-	if (uo_read_small("/proc/self/cgroup", buf, sizeof(buf)) <= 0) {
-		*unread = true;
+	if (rd->remember) {
+		uo_limit_files.n = 0;
+		uo_limit_files.all = true;
+		uo_limit_files.read_ms = uo_clock_ms(CLOCK_MONOTONIC, &now) && now ? now : 0;
+	}
+	n = uo_read_small("/proc/self/cgroup", buf, sizeof(buf));
+	if (n <= 0) {
+		if (uo_limit_busy(n))
+			rd->busy = true;
+		else
+			rd->unread = true;
 		return limit;
+	}
+	/* ID:CONTROLLERS:PATH, one a line */
+	for (line = buf; *line; line = next) {
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		ctl = memchr(line, ':', (size_t)(next - line));
+		path = ctl ? memchr(ctl + 1, ':', (size_t)(next - ctl - 1)) : NULL;
+		if (path && uo_cgroup_memory(ctl + 1, path))
+			v1 = true;
 	}
 	for (line = buf; *line; line = next) {
 		next = strchr(line, '\n');
@@ -181,8 +325,8 @@ static uint64_t uo_cgroup_limit(bool *unread)
 			continue;
 		*path++ = '\0';
 		ctl++;
-		if (!*ctl) {
-			bool none = false;
+		if (!*ctl && !v1) {
+			struct uo_limit_read none = { .remember = rd->remember };
 
 			/*
 			 * v2: a cgroup without the memory controller has no memory
@@ -190,18 +334,19 @@ static uint64_t uo_cgroup_limit(bool *unread)
 			 * is hidden from us.
 			 */
 			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", &none);
-			if (none) {
-				(void)uo_cgroup_walk("/sys/fs/cgroup", path, "cgroup.type", unread);
+			rd->busy |= none.busy;
+			if (none.unread) {
+				(void)uo_cgroup_walk("/sys/fs/cgroup", path, "cgroup.type", rd);
 			} else {
 				uint64_t high = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.high",
-							       unread);
+							       rd);
 
 				if (high < v)
 					v = high;
 			}
-		} else if (strstr(ctl, "memory")) {
+		} else if (uo_cgroup_memory(ctl, ctl + strlen(ctl))) {
 			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
-					   unread);
+					   rd);
 		} else {
 			continue;
 		}
@@ -218,24 +363,49 @@ static uint64_t uo_cgroup_limit(bool *unread)
  */
 static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
 
+/* Under no limit: this process's free-memory rules may apply. */
+static void uo_mem_set_unlimited(void)
+{
+	uint64_t now;
+
+	if (uo_clock_ms(CLOCK_MONOTONIC, &now)) {
+		atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
+		atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
+	}
+}
+
 uint64_t uo_memory_size(void)
 {
 	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed), ram = 0;
+	struct uo_limit_read rd = { 0 };
 	struct sysinfo si;
-	bool unread = false;
+	bool owner;
 
 	if (!mem) {
-		mem = uo_cgroup_limit(&unread);
+		/* The files read are noted for the re-check, unless another thread is at it. */
+		owner = uo_try_own(&uo_limit_owner);
+		rd.remember = owner;
+		mem = uo_cgroup_limit(&rd);
+		if (owner)
+			uo_release(&uo_limit_owner);
 		if (uo_sys(SYS_sysinfo, &si) == 0)
 			ram = (uint64_t)si.totalram * si.mem_unit;
 		if (ram && ram <= mem) {
-			uint64_t now;
-
 			mem = ram;
-			if (!unread && uo_clock_ms(CLOCK_MONOTONIC, &now)) {
-				atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
-						      memory_order_relaxed);
-				atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
+			if (!rd.unread && !rd.busy) {
+				uo_mem_set_unlimited();
+			} else if (!rd.unread) {
+				/*
+				 * No limit found, but not every file could be opened:
+				 * limited for now, asked again within a second
+				 * (uo_still_unlimited).  A limit found stands.
+				 */
+				uint64_t now;
+
+				if (uo_clock_ms(CLOCK_MONOTONIC, &now))
+					atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
+							      memory_order_relaxed);
+				atomic_store_explicit(&uo_mem_retry, 1, memory_order_relaxed);
 			}
 		}
 		atomic_store_explicit(&uo_memory, mem ? mem : UINT64_MAX, memory_order_relaxed);
@@ -248,23 +418,42 @@ uint64_t uo_memory_size(void)
  * update, a move into another cgroup): an answer of "unlimited" is asked
  * again once a second at most, and a limit or an unreadable file found then
  * stays (files left cached under a new limit pushed its hot set out).
- * False, and nothing asked, once the process is known to be limited.
+ * Asking costs a statx of each limit file and opens nothing, unless one
+ * changed or a move is due to be looked for (uo_limit_files).  A file that
+ * could not be opened for want of a descriptor or memory is no answer: the
+ * last one stands, and it is asked again a second later (the first look
+ * too: limited until then).  False, and nothing asked, once the process is
+ * known to be limited.
  */
 static bool uo_still_unlimited(void)
 {
 	uint64_t now, limit, mem, asked = atomic_load_explicit(&uo_mem_asked_ms,
 							       memory_order_relaxed);
-	bool unread = false;
+	struct uo_limit_read rd = { .remember = true };
+	bool unlimited = atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed);
 
-	if (!atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed) ||
+	if ((!unlimited && !atomic_load_explicit(&uo_mem_retry, memory_order_relaxed)) ||
 	    !uo_clock_ms(CLOCK_MONOTONIC, &now))
 		return false;
 	if (asked && now - asked < 1000)
-		return true;
+		return unlimited;
+	/* Another thread is asking: its answer comes soon enough. */
+	if (!uo_try_own(&uo_limit_owner))
+		return unlimited;
 	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
-	limit = uo_cgroup_limit(&unread);
+	if (unlimited && !uo_limit_files_changed(now)) {
+		uo_release(&uo_limit_owner);
+		return true;
+	}
+	limit = uo_cgroup_limit(&rd);
+	if (rd.busy)
+		uo_limit_files.all = false;	/* read again, whole, next time */
+	uo_release(&uo_limit_owner);
 	mem = uo_memory_size();
-	if (limit < mem || unread) {
+	if (rd.busy && !rd.unread && limit >= mem)
+		return unlimited;
+	atomic_store_explicit(&uo_mem_retry, 0, memory_order_relaxed);
+	if (limit < mem || rd.unread) {
 		/* The reuse rule and the write budget are sized from it too. */
 		if (limit < mem) {
 			atomic_store_explicit(&uo_memory, limit ? limit : UINT64_MAX,
@@ -274,6 +463,8 @@ static bool uo_still_unlimited(void)
 		atomic_store_explicit(&uo_mem_unlimited, 0, memory_order_relaxed);
 		return false;
 	}
+	if (!unlimited)
+		uo_mem_set_unlimited();
 	return true;
 }
 
@@ -537,54 +728,64 @@ static bool uo_writeback_failed(int fd, struct uo_range r)
  * which mincore would lie; the policy then spares the stream's reads.
  *
  * 'eof': UO_PROBE_WRITER for a writer, whose folios past the end are its
- * own new pages; for a reader, the file's size, or 0 if not known, and
- * then asked with one fstat only when the one-call answer is neither
- * nothing nor everything.  In such an answer the folios wholly past the
- * end hold nothing yet and count as cached: kept, as pages someone
- * appends later must be.  Without
- * this, a window that runs past the end of a small file (grep -r of a
- * tree of 128 KiB files, all cached) never got the one-call "everything"
- * and was asked folio by folio: 22 calls per file, grep 0.30 s bare and
- * 0.50 s guarded over 3200 cached files.
+ * own new pages; for a reader, the file's size when it became a stream,
+ * or 0 if not known.  A reader's folios wholly past the end hold nothing
+ * yet, which is not "nothing cached": they are set in 'unborn', and the
+ * policy keeps them.  Whatever comes there before the reader does was
+ * written by someone else (a log another program appends to, read by
+ * tail -f) and is theirs; taken for cold, a follower that had caught up
+ * with an unguarded writer dropped a fifth of what it wrote (200 of 256
+ * MiB stayed).  Where the file ended is told too: a follower's first
+ * probe lies a lookahead past its cursor, and what lies between the end
+ * and the probe did not exist either.  The size known may be old for a file that grows, so one
+ * fstat asks it again when the range runs past it or it is not known,
+ * and the answer is neither everything nor, within the file, nothing:
+ * cold reads of big files pay it only for their last windows, a cold
+ * small file at its head probe.  Counting the folios past the end as
+ * kept also spares a window that runs past the end of a small file
+ * (grep -r of a tree of 128 KiB files, all cached) the folio-by-folio
+ * asking: 22 calls per file before, grep 0.30 s bare and 0.50 s guarded
+ * over 3200 cached files.
  */
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached)
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached,
+		  uint64_t *unborn, uint64_t *unborn_from)
 {
 	struct uo_cachestat cs;
-	uint64_t page = uo_page_size(), folios = (r.end - r.start) / align, i, end;
+	uint64_t page = uo_page_size(), folios = (r.end - r.start) / align, i, end = r.end;
 	uint64_t all = folios >= 64 ? ~0ULL : (1ULL << folios) - 1;
 	struct uo_file f;
 	int err;
 
 	*cached = 0;
+	*unborn = 0;
+	*unborn_from = 0;
 	err = uo_cachestat(fd, r.start, r.end - r.start, &cs);
 	if (err)
 		return err == -EPERM ? UO_EV_BLIND : UO_EV_NOPROBE;
-	/* The common answers, nothing or everything, in one call. */
-	if (cs.nr_cache == 0)
-		return UO_EV_PROBED;
+	/* The common answer, everything, in one call. */
 	if (cs.nr_cache * page >= r.end - r.start) {
 		*cached = all;
 		return UO_EV_PROBED;
 	}
-	end = r.end;
-	if (eof != UO_PROBE_WRITER) {
-		if (!eof && uo_fstat(fd, &f) == 0 && S_ISREG(f.mode))
-			eof = f.size;
-		if (eof && eof < r.end)
-			end = eof;
-		/* Everything up to the end: one call was enough after all. */
-		if (end > r.start && cs.nr_cache * page >= end - r.start) {
-			*cached = all;
-			return UO_EV_PROBED;
-		}
+	if (eof != UO_PROBE_WRITER && (!eof || eof < r.end) && uo_fstat(fd, &f) == 0 &&
+	    S_ISREG(f.mode) && f.size < r.end) {
+		end = f.size > r.start ? f.size : r.start;
+		*unborn_from = f.size;
+		for (i = 0; i < folios && i < 64; i++)
+			if (r.start + i * align >= end)
+				*unborn |= 1ULL << i;
 	}
-	for (i = 0; i < folios && i < 64; i++) {
-		/* Wholly past the end: nothing there yet, kept all the same. */
-		if (r.start + i * align >= end)
-			*cached |= 1ULL << i;
-		else if (uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
-			*cached |= 1ULL << i;
+	/* Nothing, or everything up to the end: one call was enough after all. */
+	if (cs.nr_cache == 0)
+		return UO_EV_PROBED;
+	if (end > r.start && cs.nr_cache * page >= end - r.start) {
+		*cached = all & ~*unborn;
+		return UO_EV_PROBED;
 	}
+	for (i = 0; i < folios && i < 64; i++)
+		if (!(*unborn & (1ULL << i)) &&
+		    uo_cachestat(fd, r.start + i * align, align, &cs) == 0 && cs.nr_cache)
+			*cached |= 1ULL << i;
 	return UO_EV_PROBED;
 }
 

@@ -24,11 +24,14 @@
 unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
 		  uint64_t *unclean, bool closing);
 /*
- * Which folios of r were cached?  The UO_EV_* answer for the policy.  eof:
- * a reader's file size (0: not known), or UO_PROBE_WRITER.
+ * Which folios of r were cached, and, for a reader, which lay wholly past
+ * the end of the file, and where did it end (0: not past it)?  The UO_EV_*
+ * answer for the policy.  eof: a reader's file size as last known (0: not
+ * known), or UO_PROBE_WRITER.
  */
 #define UO_PROBE_WRITER	UINT64_MAX
-unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached);
+unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint64_t *cached,
+		  uint64_t *unborn, uint64_t *unborn_from);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */

@@ -89,7 +89,7 @@ __attribute__((destructor)) static void uo_guard_exit(void)
 	uo_print_stats();
 }
 
-static void uo_trace_probe(int fd, struct uo_range r, uint64_t cached)
+static void uo_trace_probe(int fd, struct uo_range r, uint64_t cached, uint64_t unborn)
 {
 	struct uo_line l;
 
@@ -103,6 +103,11 @@ static void uo_trace_probe(int fd, struct uo_range r, uint64_t cached)
 	uo_line_str(&l, " of ");
 	uo_line_num(&l, (r.end - r.start) / uo_config.tuning.align);
 	uo_line_str(&l, " folios were cached");
+	if (unborn) {
+		uo_line_str(&l, ", ");
+		uo_line_num(&l, (uint64_t)__builtin_popcountll(unborn));
+		uo_line_str(&l, " past the end (kept)");
+	}
 	uo_line_trace(&l);
 }
 
@@ -165,14 +170,14 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	/* A reader's size, if known since it became a stream (uo_guard_checked). */
 	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align,
 				     s->st.dir == UO_WRITE ? UO_PROBE_WRITER : s->file.size,
-				     &ev.cached);
+				     &ev.cached, &ev.unborn, &ev.unborn_from);
 	uo_observe(&s->st, uo_tree_tuning(s, &buf), &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);
 	if (ev.flags == UO_EV_BLIND)
 		uo_trace(fd, "reads spared", "what was cached before cannot be seen (not our file)");
 	else if (ev.flags == UO_EV_PROBED)
-		uo_trace_probe(fd, r, ev.cached);
+		uo_trace_probe(fd, r, ev.cached, ev.unborn);
 }
 
 /*

@@ -70,6 +70,7 @@ static void uo_new_run(struct uo_stream *st, uint8_t dir, uint64_t start, uint64
 	st->cached = 0;
 	st->mask_base = 0;
 	st->head_cached = 0;
+	st->some_cached = 0;
 }
 
 /* Was this folio cached before the stream reached it? */
@@ -130,11 +131,15 @@ static unsigned uo_popcount(uint64_t x)
 /*
  * The answer to a probe: remember it, sliding the mask forward if needed.
  * Folios skipped between two probes (a read bigger than a window) stay 0:
- * not known to have been cached, so dropped as before.
+ * not known to have been cached, so dropped as before.  Folios past the
+ * end of the file are kept as if cached; what was read before the first
+ * probe is judged by the folios of the file only (a small file's head
+ * probe runs far past its end, and a cold one must still read as cold).
  */
 static void uo_probed(struct uo_stream *st, const struct uo_tuning *t, const struct uo_event *ev)
 {
-	uint64_t start = ev->end - ev->len, first = start / t->align, last, n, shift;
+	uint64_t start = ev->end - ev->len, first = start / t->align, last, n, shift, in, inside;
+	uint64_t cached = ev->cached, unborn = ev->unborn, from, extra;
 
 	if (ev->flags & UO_EV_BLIND) {
 		st->blind = 1;
@@ -148,20 +153,42 @@ static void uo_probed(struct uo_stream *st, const struct uo_tuning *t, const str
 	if (!ev->len || n > UO_MEMORY_FOLIOS || start % t->align || st->dir != ev->dir ||
 	    start < st->probed)
 		return;
+	/*
+	 * A first probe that found the file ending before it: what lies
+	 * between the end and the probe did not exist either (a follower
+	 * that caught up with the writer reads it as it is written), and is
+	 * known unborn down to there, if one mask can say it.
+	 */
+	from = uo_align_up(ev->unborn_from, t->align) / t->align;
+	if (!st->probed && ev->unborn_from && from < first && first - from + n <= UO_MEMORY_FOLIOS) {
+		extra = first - from;
+		cached <<= extra;
+		unborn = unborn << extra | ((1ULL << extra) - 1);
+		n += extra;
+		first = from;
+		start = from * t->align;
+	}
+	inside = ~unborn & (n < 64 ? (1ULL << n) - 1 : ~0ULL);
 	if (!st->probed) {
 		st->probe_floor = start;
 		st->mask_base = first;
 		st->cached = 0;
-		/* Whatever was read before the first probe is taken to be like it. */
-		st->head_cached = uo_popcount(ev->cached & (n < 64 ? (1ULL << n) - 1 : ~0ULL)) * 2 >= n;
+		/*
+		 * Whatever was read before the first probe is taken to be like
+		 * it; a probe wholly past the end says nothing of it: cold.
+		 */
+		in = uo_popcount(inside);
+		st->head_cached = in && uo_popcount(cached & inside) * 2 >= in;
 	}
+	if (cached & inside)
+		st->some_cached = 1;
 	last = first + n;
 	if (last > st->mask_base + UO_MEMORY_FOLIOS) {
 		shift = last - st->mask_base - UO_MEMORY_FOLIOS;
 		st->cached = shift >= 64 ? 0 : st->cached >> shift;
 		st->mask_base += shift;
 	}
-	st->cached |= ev->cached << (first - st->mask_base);
+	st->cached |= (cached | unborn) << (first - st->mask_base);
 	st->probed = ev->end;
 }
 
@@ -609,11 +636,36 @@ bool uo_behind_same(const struct uo_behind_id *was, const struct uo_behind_id *n
 	return !was->ctime_ns || was->ctime_ns == now->ctime_ns;
 }
 
+bool uo_is_shell(const char *comm)
+{
+	static const char *const shells[] = { "sh", "dash", "bash", "ash", "ksh", "mksh", "zsh" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (!strcmp(comm, shells[i]))
+			return true;
+	return false;
+}
+
+bool uo_sib_through_shell(const char *comm, const char *cmdline, size_t len)
+{
+	const char *arg, *cmd, *end = cmdline + len;
+
+	/* argv[0], then "-c", then the command, each ended by a NUL within the text. */
+	arg = len ? memchr(cmdline, '\0', len) : NULL;
+	if (!uo_is_shell(comm) || !arg || end - ++arg < 3 || memcmp(arg, "-c", 3))
+		return false;
+	cmd = arg + 3;
+	if (cmd >= end || !*cmd || !memchr(cmd, '\0', (size_t)(end - cmd)))
+		return false;
+	return !strpbrk(cmd, ";&|\n");
+}
+
 enum uo_opened uo_opened_by_head_probe(const struct uo_stream *st, uint64_t size)
 {
 	/* Probed from the file's start, before anything was read, over all of it. */
 	if (st->blind || st->noprobe || !st->probed || st->probe_floor || st->mask_base ||
 	    st->probed < size || st->head_cached)
 		return UO_OPEN_UNKNOWN;
-	return st->cached ? UO_OPEN_CACHED : UO_OPEN_COLD;
+	return st->some_cached ? UO_OPEN_CACHED : UO_OPEN_COLD;
 }

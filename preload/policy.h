@@ -11,6 +11,7 @@
 #define UO_POLICY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "useonce.h"
@@ -81,9 +82,10 @@ struct uo_stream {
 	 */
 	uint64_t probed;	/* what was cached before is known below this */
 	uint64_t probe_floor;	/* ... and from this; both 0 before the first probe */
-	uint64_t cached;	/* bit i: folio mask_base + i was cached before */
+	uint64_t cached;	/* bit i: folio mask_base + i was cached before, or unborn: kept */
 	uint64_t mask_base;	/* folio index (offset / align) of bit 0 */
 	uint8_t head_cached;	/* what was read before probe_floor was cached */
+	uint8_t some_cached;	/* a probe of this run found a folio of the file cached */
 	uint8_t blind;		/* what was cached cannot be known: nothing is dropped */
 	uint8_t noprobe;	/* cannot probe here (old kernel): everything is dropped */
 	uint8_t state;		/* enum uo_state */
@@ -108,6 +110,14 @@ struct uo_event {
 	uint8_t dir;		/* enum uo_dir */
 	uint8_t flags;		/* UO_EV_* */
 	uint64_t cached;	/* UO_EV_PROBED: bit i, folio i of the range was cached */
+	/*
+	 * UO_EV_PROBED, a reader: bit i, folio i lay wholly past the end of the
+	 * file.  Kept as if cached (what comes there before the reader does was
+	 * written by someone else), but not counted as cached before.
+	 */
+	uint64_t unborn;
+	/* ... and where the file ended then, if some of the range lay past it (else 0). */
+	uint64_t unborn_from;
 };
 
 #define UO_ADV_ASK_POSITION	0x1u	/* tell me the cursor: observe again with end known */
@@ -542,6 +552,19 @@ struct uo_handoff_file {
  * only so that a torn or foreign entry fails its check.
  */
 uint64_t uo_mix(uint64_t h, uint64_t v);
+
+/*
+ * The processes of one parent share a run (find -exec cp, xargs -n1 cp).
+ * A shell run for one command stands between them in xargs -n1 sh -c
+ * 'cp "$0" DST/' (dash runs even the one command of -c in a child: one
+ * shell per file): then the shell's parent is the one.  'comm' is the
+ * parent's name, 'cmdline' its /proc cmdline (NUL-separated, 'len'
+ * bytes): a shell given -c and a command without ; & | or a newline.  A
+ * shell running a loop or a script is the parent.
+ */
+bool uo_sib_through_shell(const char *comm, const char *cmdline, size_t len);
+/* Is a process of this name a shell (sh, dash, bash...)? */
+bool uo_is_shell(const char *comm);
 
 void uo_handoff_seal(struct uo_handoff_file *e);
 /* Is 'e' sound, of this owner, and handed within UO_TREE_GAP_MS of now? */

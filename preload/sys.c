@@ -179,7 +179,7 @@ long uo_read_small(const char *path, char *buf, size_t size)
 	long fd = uo_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY), n, got = 0;
 
 	if (fd < 0)
-		return -1;
+		return fd;
 	while ((size_t)got < size - 1 &&
 	       (n = uo_sys(SYS_read, fd, buf + got, size - 1 - (size_t)got)) > 0)
 		got += n;

@@ -141,7 +141,8 @@ void *uo_map_private_wiped(size_t size);
 void uo_unmap(void *p, size_t size);
 /*
  * A small file (/proc, /sys) read whole into buf, NUL-terminated, with raw
- * system calls (the hooks are ours): its length, or -1.
+ * system calls (the hooks are ours): its length (what could be read), or
+ * -errno if it could not be opened.
  */
 long uo_read_small(const char *path, char *buf, size_t size);
 /* "/proc/self/fd/N" into out, which holds UO_PROC_FD_PATH bytes. */

@@ -134,15 +134,28 @@ static struct {
 	struct uo_record_sibling block;	/* static: 8 KiB is too much for the program's stack */
 } uo_sib;
 
-/* The parent, by pid and start time (/proc/PPID/stat); 0 if it cannot be told. */
+/*
+ * The parent, by pid and start time (/proc/PPID/stat), or the shell's
+ * parent for a shell run for one command (policy.h, uo_sib_through_shell:
+ * its cmdline read too, for a shell only); 0 if it cannot be told.
+ */
 static uint64_t uo_sib_parent(void)
 {
-	long ppid = uo_sys(SYS_getppid), grand, sid;
-	uint64_t start, h;
+	long ppid = uo_sys(SYS_getppid), grand, sid, up, usid, n;
+	uint64_t start, gstart, h;
+	char comm[UO_COMM_MAX], cmd[256];
 
 	/* Orphans and the children of init have no siblings worth a run. */
-	if (ppid <= 1 || !uo_proc_stat((uint32_t)ppid, &grand, &sid, &start))
+	if (ppid <= 1 || !uo_proc_stat_comm((uint32_t)ppid, &grand, &sid, &start, comm))
 		return 0;
+	if (grand > 1 && uo_is_shell(comm)) {
+		n = uo_proc_cmdline((uint32_t)ppid, cmd, sizeof(cmd));
+		if (n > 0 && uo_sib_through_shell(comm, cmd, (size_t)n) &&
+		    uo_proc_stat((uint32_t)grand, &up, &usid, &gstart)) {
+			ppid = grand;
+			start = gstart;
+		}
+	}
 	h = uo_mix(uo_mix(0x7369626c696e6773ULL, (uint64_t)ppid), start);
 	return h ? h : 1;
 }

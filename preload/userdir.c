@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/ioctl.h>
@@ -139,11 +140,20 @@ static uint64_t uo_said_mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 33);
 }
 
-/*
- * Of /proc/PID/stat: the parent (field 4), the session (6) and the start
- * time (22).  False if the process is gone or the line is not understood.
- */
+long uo_proc_cmdline(uint32_t pid, char *buf, size_t size)
+{
+	char path[40];
+
+	uo_numbered(path, "/proc/", pid, "/cmdline");
+	return uo_read_small(path, buf, size);
+}
+
 bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
+{
+	return uo_proc_stat_comm(pid, ppid, sid, start, NULL);
+}
+
+bool uo_proc_stat_comm(uint32_t pid, long *ppid, long *sid, uint64_t *start, char *comm)
 {
 	char path[32], buf[512];
 	const char *p = NULL, *end;
@@ -162,6 +172,16 @@ bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start)
 			p = buf + i + 1;
 	if (!p)
 		return false;
+	if (comm) {
+		const char *c = memchr(buf, '(', (size_t)n);
+		size_t len = c ? (size_t)(p - 1 - (c + 1)) : 0;
+
+		if (len > UO_COMM_MAX - 1)
+			len = UO_COMM_MAX - 1;
+		if (c)
+			memcpy(comm, c + 1, len);
+		comm[len] = '\0';
+	}
 	end = buf + n;
 	for (field = 2; p < end && want < 3; p++) {
 		if (*p != ' ')

@@ -20,6 +20,11 @@ int uo_userdir_open(void);
  * time (22).  False if the process is gone or the line is not understood.
  */
 bool uo_proc_stat(uint32_t pid, long *ppid, long *sid, uint64_t *start);
+/* The same, and its name (field 2, cut to UO_COMM_MAX - 1 bytes) into comm. */
+#define UO_COMM_MAX	16
+bool uo_proc_stat_comm(uint32_t pid, long *ppid, long *sid, uint64_t *start, char *comm);
+/* /proc/PID/cmdline (arguments ended by NULs) into buf: its length, or <= 0. */
+long uo_proc_cmdline(uint32_t pid, char *buf, size_t size);
 
 /* Longer lines are never taken for said in a regular file. */
 #define UO_SAID_LINE_MAX	512

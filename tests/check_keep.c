@@ -14,6 +14,11 @@
  *			is kept
  *   written, read	a file written then read back soon is kept: write
  *			streams are noted in the record
+ *   followed		a file another, unguarded program appends to, read
+ *			as it grows by tail -f under the library: the
+ *			writer's pages stay (the windows probed ahead of the
+ *			follower lie past the end of the file: nothing was
+ *			there yet, not "nothing cached")
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,6 +30,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -215,6 +222,83 @@ START_TEST(test_written_then_read_kept)
 }
 END_TEST
 
+/*
+ * The writer appends 1 MiB at a time, pausing every 4 MiB so that the
+ * follower catches up with it (a writer far ahead leaves the follower's
+ * probes in pages it wrote, which were kept already), and writes them to
+ * disk there: a log's pages are long clean when its follower drops, and
+ * dirty ones cannot be dropped (the test would pass by luck).
+ */
+static void append_paced(const char *path, unsigned mib)
+{
+	static char buf[1 << 20];
+	const struct timespec pause = { 0, 5 * 1000 * 1000 };
+	int fd = open(path, O_WRONLY | O_APPEND);
+	unsigned i;
+
+	if (fd < 0)
+		_exit(1);
+	memset(buf, 'x', sizeof(buf));
+	/* The follower opens the empty file first. */
+	nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	for (i = 0; i < mib; i++) {
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			_exit(1);
+		if (i % 4 == 3 && (fdatasync(fd) != 0 || nanosleep(&pause, NULL) != 0))
+			_exit(1);
+	}
+	_exit(close(fd) == 0 ? 0 : 1);
+}
+
+START_TEST(test_followed_file_kept)
+{
+	const unsigned mib = 256;
+	char pid[32];
+	const char *argv[] = { "tail", "-s", "0.05", "-c", "+1", "-f", "--pid", pid, k.file, NULL };
+	int fd, status, p[2];
+	pid_t child, writer;
+	struct stat st;
+	int64_t after;
+
+	if (uot_skipped(NULL))
+		return;
+	unlink(k.file);
+	fd = open(k.file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/*
+	 * The writer is a grandchild, reaped by init: tail --pid waits for a
+	 * process that is gone, and a child of ours would stay a zombie until
+	 * our wait, after tail's.
+	 */
+	ck_assert_int_eq(pipe(p), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		writer = fork();
+		if (!writer)
+			append_paced(k.file, mib);
+		_exit(write(p[1], &writer, sizeof(writer)) == sizeof(writer) ? 0 : 1);
+	}
+	close(p[1]);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(read(p[0], &writer, sizeof(writer)), sizeof(writer));
+	close(p[0]);
+	ck_assert_int_gt(writer, 0);
+	uot_sfmt(pid, sizeof(pid), "%d", (int)writer);
+	run(argv, NULL);
+	ck_assert_int_eq(stat(k.file, &st), 0);
+	ck_assert_msg(st.st_size == (off_t)(mib * UOT_MIB), "the writer stopped at %lld bytes",
+		      (long long)st.st_size);
+	after = uot_resident(k.file, NULL);
+	printf("keep: followed: %.1f of %u MiB an unguarded writer appended still cached after "
+	       "tail -f\n", uot_mib((uint64_t)after), mib);
+	ck_assert_msg(after >= (int64_t)(mib * UOT_MIB * 95 / 100), "the follower dropped the "
+		      "writer's pages: %.1f of %u MiB cached", uot_mib((uint64_t)after), mib);
+	unlink(k.file);
+}
+END_TEST
+
 static void fresh_record(void)
 {
 	char rec[700];
@@ -248,6 +332,7 @@ int main(void)
 	tcase_add_test(tc, test_mixed_reads_drop_only_read);
 	tcase_add_test(tc, test_tree_reread_kept);
 	tcase_add_test(tc, test_written_then_read_kept);
+	tcase_add_test(tc, test_followed_file_kept);
 	suite_add_tcase(s, tc);
 	return uot_check_run(s, false);
 }

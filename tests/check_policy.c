@@ -875,6 +875,54 @@ START_TEST(test_overwrite_keeps_what_was_cached)
 }
 END_TEST
 
+/*
+ * A follower of a file someone else appends to (tail -f of a growing log):
+ * it reads 1 MiB at a time, caught up with the writer, so every probe lies
+ * past the end of the file, as advise.c answers it: nothing cached,
+ * everything unborn, the file ending at the cursor.  Nothing that did not
+ * exist at the first probe is let go; the same reads of a cold file that
+ * is all there are dropped.
+ */
+static uint64_t follow(bool growing, uint64_t *first_end)
+{
+	uint64_t off, f, i, let_go = 0;
+	struct uo_advice a;
+
+	*first_end = 0;
+	for (off = 0; off < 256 * MiB; off += MiB) {
+		a = at(UO_READ, off, MiB);
+		for (f = a.drop.start / tun.align, i = 0; f < a.drop.end / tun.align; f++, i++)
+			if (!((a.keep >> i) & 1) && f * tun.align >= *first_end)
+				let_go++;
+		if (!uo_range_empty(a.probe)) {
+			struct uo_event ev = { .end = a.probe.end, .len = a.probe.end - a.probe.start,
+					       .dir = UO_READ, .flags = UO_EV_PROBED };
+			uint64_t n = ev.len / tun.align;
+
+			if (growing) {
+				ev.unborn = n >= 64 ? ~0ULL : (1ULL << n) - 1;
+				ev.unborn_from = off + MiB;
+				if (!*first_end)
+					*first_end = (off + MiB + tun.align - 1) / tun.align * tun.align;
+			}
+			ck_assert(nothing(uo_observe(&st, &tun, &ev)));
+		}
+	}
+	return let_go;
+}
+
+START_TEST(test_follower_keeps_what_was_not_there)
+{
+	uint64_t first_end, let_go = follow(true, &first_end);
+
+	ck_assert_uint_gt(first_end, 0);
+	ck_assert_uint_le(first_end, 16 * MiB);
+	ck_assert_uint_eq(let_go, 0);
+	setup();
+	ck_assert_uint_gt(follow(false, &first_end), 100);
+}
+END_TEST
+
 START_TEST(test_tree_needs_many_files_in_a_row)
 {
 	struct uo_tree tree = { 0 };
@@ -961,6 +1009,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(cache, test_read_step_drops_each_folio, 0, 2);
 	tcase_add_loop_test(cache, test_blind_stream_is_spared, 0, 2);
 	tcase_add_test(cache, test_small_files_are_not_probed);
+	tcase_add_test(cache, test_follower_keeps_what_was_not_there);
 	tcase_add_loop_test(cache, test_overwrite_keeps_what_was_cached, 0, 2);
 	tcase_add_test(cache, test_tree_needs_many_files_in_a_row);
 	tcase_add_test(cache, test_tree_slow_trickle_never_counts);

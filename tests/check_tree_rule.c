@@ -612,6 +612,22 @@ static enum uo_opened head_probe(uint64_t start, uint64_t len, uint64_t cached, 
 	return uo_opened_by_head_probe(&st, size);
 }
 
+/* The same for a file of 'size' as advise.c answers: the folios wholly past its end unborn. */
+static enum uo_opened head_probe_past(uint64_t len, uint64_t cached, uint64_t size)
+{
+	struct uo_stream st;
+	struct uo_event ev = { .end = len, .len = len, .dir = UO_READ, .flags = UO_EV_PROBED,
+			       .cached = cached, .unborn_from = size };
+	uint64_t i;
+
+	for (i = 0; i < len / t.align; i++)
+		if (i * t.align >= size)
+			ev.unborn |= 1ULL << i;
+	memset(&st, 0, sizeof(st));
+	uo_observe(&st, &t, &ev);
+	return uo_opened_by_head_probe(&st, size);
+}
+
 /* find -exec cp's source, opened before its process knew of the tree: the head probe tells. */
 START_TEST(test_head_probe_tells_cold_from_cached)
 {
@@ -628,6 +644,38 @@ START_TEST(test_head_probe_tells_cold_from_cached)
 	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_BLIND, 1 * MiB), UO_OPEN_UNKNOWN);
 	ck_assert_int_eq(head_probe(0, probe, 0, UO_EV_NOPROBE, 1 * MiB), UO_OPEN_UNKNOWN);
 	ck_assert_int_eq(head_probe(0, 0, 0, 0, 1 * MiB), UO_OPEN_UNKNOWN);
+	/*
+	 * A small file's probe runs far past its end, and advise.c says so:
+	 * those folios are kept, but they are not its pages cached.
+	 */
+	ck_assert_int_eq(head_probe_past(probe, 0, 128 * 1024), UO_OPEN_COLD);
+	/* Only a cold file is dropped: cached or not told, it stays. */
+	ck_assert_int_ne(head_probe_past(probe, 1, 128 * 1024), UO_OPEN_COLD);
+	ck_assert_int_eq(head_probe_past(probe, 0, 3 * MiB), UO_OPEN_COLD);
+}
+END_TEST
+
+/*
+ * xargs -n1 sh -c 'cp "$0" DST/': each cp's parent is a shell run for that
+ * one command; the run goes by that shell's parent.  Not a shell running a
+ * loop, a list or a script, not another program, not a cut-short line.
+ */
+#define CMDLINE(s)	s, sizeof(s) - 1
+
+START_TEST(test_one_shell_per_file_goes_by_its_parent)
+{
+	ck_assert(uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp \"$0\" dst/\0src/f1\0")));
+	ck_assert(uo_sib_through_shell("dash", CMDLINE("/bin/sh\0-c\0cp \"$1\" d/\0_\0a\0")));
+	ck_assert(uo_sib_through_shell("bash", CMDLINE("bash\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0for f; do cp \"$f\" d/; done\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp a b && cp c d\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0tar cf - . | zstd\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0loop.sh\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0")));
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0cp a b")));	/* cut short */
+	ck_assert(!uo_sib_through_shell("xargs", CMDLINE("xargs\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("shx", CMDLINE("shx\0-c\0cp a b\0")));
+	ck_assert(!uo_sib_through_shell("sh", "", 0));
 }
 END_TEST
 
@@ -910,6 +958,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(share, test_short_copiers_share_both_sides);
 	tcase_add_test(share, test_siblings_far_apart_share_nothing);
 	tcase_add_test(share, test_a_long_sibling_shares_nothing);
+	tcase_add_test(share, test_one_shell_per_file_goes_by_its_parent);
 	suite_add_tcase(s, share);
 	return s;
 }

@@ -5,16 +5,19 @@
  * Two trees: 200 files of 128 KiB (only the tree rule can see them), and
  * 40 of 2 MiB with 3 of 12 MiB (between a window and the stream threshold:
  * streams inside a tree).  Each is copied by cp -r, rsync -a, tar c | zstd
- * and one cp per file (find -exec cp: the processes of one parent share
- * their run and hand on the files still being written back, tree.c), and
+ * and one cp per file (find -exec cp, and xargs -n1 sh -c 'cp "$0" DST/',
+ * one shell per file between xargs and each cp: the processes of one
+ * parent share their run and hand on the files still being written back,
+ * tree.c), and
  * unpacked from its archive by tar x, under the library, and the copy is
  * checked.  Just after the program exits:
  * - the source tree (read side) must be no more cached than the files a
  *   run reads before it is known to be a tree, and a little more;
  * - the copy (write side) must be no more dirty than those: the library
  *   started writeback of every later file at its close;
- * - for cp -r, rsync -a, find -exec cp and tar x, the copy must be no more cached than a
- *   couple of its files (and the files still being written back at exit):
+ * - for cp -r, rsync -a, the two one-cp-per-file ways and tar x, the copy
+ *   must be no more cached than a couple of its files (and the files still
+ *   being written back at exit):
  *   each written file is dropped once written back, at a later close of
  *   the copier's (the deferred drop, behind.c; rsync's files are found
  *   under the name they were renamed to), and so are the files written
@@ -114,6 +117,14 @@ static const struct prog {
 	{ "tar x", "mkdir @DST && tar xf @TAR -C @DST", "diff -r @SRC @DST", false, true, true },
 	/* One process per file: the run and the files in flight go from each to the next. */
 	{ "find -exec cp", "mkdir @DST && find @SRC -type f -exec cp {} @DST/ \\;",
+	  "diff -r @SRC @DST", true, true, true },
+	/*
+	 * One shell and one cp per file: dash runs even the one command of -c
+	 * in a child, so each cp's parent is a shell of its own, started just
+	 * before it; the run goes by the shell's parent, xargs (policy.h,
+	 * uo_sib_through_shell).
+	 */
+	{ "xargs sh -c cp", "mkdir @DST && find @SRC -type f | xargs -n1 sh -c 'cp \"$0\" @DST/'",
 	  "diff -r @SRC @DST", true, true, true },
 };
 #define NPROGS	(sizeof(progs) / sizeof(progs[0]))
