@@ -903,46 +903,6 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	uo_wf_writeback(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 }
 
-/*
- * The policy's drop of r (keep: its folios it keeps), through f's file,
- * but for what was cached when the watcher first saw the file.  The
- * policy keeps what its probes found cached ahead of the stream, as the
- * library's do; the watcher also knows the file as it was at first
- * sight (wfile.c's snapshot), and keeps that too: a reader it takes for
- * a stream that is none (random reads whose samples look like progress,
- * uo_wfd_read_len) cannot then drop what others had cached.
- */
-static void uo_wdrop_fd(struct uo_watch *w, struct uo_wfd *f, struct uo_range r, uint64_t keep,
-			bool wait)
-{
-	uint64_t align = f->t.align, span = UO_MEMORY_FOLIOS * align, end, at;
-
-	if (!align || r.start % align || !uo_wfiles_had(&w->wf, f->file)) {
-		if (wait)
-			uo_wpend_add(w, f->ours, r, keep);
-		else
-			uo_wdrop(w, f->ours, r, keep, align);
-		return;
-	}
-	end = r.end == UO_EOF ? uo_file_size(f->ours) : r.end;
-	for (at = r.start; at < end; at += span) {
-		struct uo_range c = { at, end - at > span ? at + span : end };
-		uint64_t n = (c.end - c.start + align - 1) / align;
-		uint64_t all = n >= 64 ? ~0ULL : (1ULL << n) - 1;
-		uint64_t m = (at == r.start ? keep : 0) |
-			     uo_wfiles_before(&w->wf, f->file, at / align, (unsigned)n);
-
-		if ((m & all) == all) {
-			uo_wcount_drop(w, f->ours, c, m, align);
-			continue;
-		}
-		if (wait)
-			uo_wpend_add(w, f->ours, c, m);
-		else
-			uo_wdrop(w, f->ours, c, m, align);
-	}
-}
-
 static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv)
 {
 	uint64_t span = UO_MEMORY_FOLIOS * f->t.align;
@@ -980,7 +940,10 @@ static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv
 	if (!uo_range_empty(adv.flush))
 		uo_wflush(w, f->ours, adv.flush);
 	if (!uo_range_empty(adv.drop)) {
-		uo_wdrop_fd(w, f, adv.drop, adv.keep, adv.flags & UO_ADV_WAIT);
+		if (adv.flags & UO_ADV_WAIT)
+			uo_wpend_add(w, f->ours, adv.drop, adv.keep);
+		else
+			uo_wdrop(w, f->ours, adv.drop, adv.keep, f->t.align);
 	}
 }
 
@@ -1059,8 +1022,11 @@ static void uo_wfd_reads_mark(const struct uo_watch *w, struct uo_wfd *f)
  * by more than the policy's slack was a seek, and is told as one (no
  * bytes, at the new position): a new run, as the library starts one at
  * a read away from the last.  A move within the bound may still be a
- * seek among many reads; what was cached when the watcher first saw the
- * file is kept whatever the policy says (uo_wdrop_fd).
+ * seek among many reads (a fast random reader can be taken for a stream
+ * for a while).  Keeping, in a stream's drops, whatever the residency
+ * table saw cached at first sight was tried as a backstop and withdrawn:
+ * restic restore then lost the hot set whole in the check_watch suite
+ * (0.0, 13.3, 0.0, 0.0%; 99.9% without it).
  */
 static uint64_t uo_wfd_read_len(struct uo_watch *w, struct uo_wfd *f, uint64_t moved)
 {

@@ -914,27 +914,6 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	return (int)i;
 }
 
-bool uo_wfiles_had(const struct uo_wfiles *t, int i)
-{
-	return i >= 0 && (unsigned)i < t->n && t->v[i].used && t->v[i].before &&
-	       t->v[i].before_b;
-}
-
-uint64_t uo_wfiles_before(const struct uo_wfiles *t, int i, uint64_t lo, unsigned n)
-{
-	const struct uo_wfile *f;
-	uint64_t mask = 0;
-	unsigned k;
-
-	if (!uo_wfiles_had(t, i))
-		return 0;
-	f = &t->v[i];
-	for (k = 0; k < n && k < 64; k++)
-		if (uo_wf_bit(f->before, f->nbits, lo + k))
-			mask |= 1ULL << k;
-	return mask;
-}
-
 static uint64_t uo_wf_brought(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_cs *cs)
 {
 	if (uo_wf_cachestat(t, f->fd, 0, 0, cs) != 0)

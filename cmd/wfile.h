@@ -164,15 +164,6 @@ void uo_wfiles_free(struct uo_wfiles *t);
  */
 int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags);
 
-/*
- * Of the units (t->t->align bytes each) lo to lo + n - 1 of file i, n at
- * most 64, those that were cached when the file was first seen: bit k for
- * unit lo + k.  0 for a file not followed, or cold at first sight.
- */
-uint64_t uo_wfiles_before(const struct uo_wfiles *t, int i, uint64_t lo, unsigned n);
-/* Was anything of file i cached at first sight? */
-bool uo_wfiles_had(const struct uo_wfiles *t, int i);
-
 /* The file of fd, if followed: its index, or -1.  Nothing is counted. */
 int uo_wfiles_find(struct uo_wfiles *t, int fd);
 
