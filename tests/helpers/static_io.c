@@ -9,6 +9,10 @@
  *	static_io pskip SRC SKIP	pread SRC in 1 MiB calls; between two, lseek
  *					SKIP 8 MiB forward and read 4 KiB of it;
  *					prints the most of SRC seen cached (MiB)
+ *	static_io random FILE COUNT	COUNT times: lseek to a pseudo-random 4 KiB
+ *					block of FILE, read 4 KiB (a database's
+ *					lookups: no stream, whatever the samples
+ *					of its position show)
  *
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
@@ -111,7 +115,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
-			"pcopy SRC DST | pskip SRC SKIP [exit=N]\n");
+			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT [exit=N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "read")) {
@@ -178,6 +182,27 @@ int main(int argc, char **argv)
 		close(out);
 		out = -1;
 		printf("%lld\n", peak);
+	} else if (!strcmp(argv[1], "random") && argc == 4) {
+		struct stat sb;
+		unsigned long long x = 88172645463325252ULL, blocks;
+		long long count = atoll(argv[3]);
+
+		if ((in = open(argv[2], O_RDONLY)) < 0 || fstat(in, &sb) != 0)
+			return fail(argv[2]);
+		blocks = (unsigned long long)sb.st_size / 4096;
+		if (!blocks)
+			return fail("empty file");
+		/* A fixed xorshift sequence: every run reads the same blocks. */
+		for (i = 0; i < count; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (lseek(in, (off_t)(x % blocks * 4096), SEEK_SET) < 0)
+				return fail("lseek");
+			if ((n = read(in, buf, 4096)) < 0)
+				return fail("read");
+			pace(off += n);
+		}
 	} else {
 		fprintf(stderr, "static_io: unknown mode %s\n", argv[1]);
 		return 2;
