@@ -266,8 +266,8 @@ static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsi
 
 /*
  * A write to any other file (policy.h, uo_written_advice): neither
- * flushed nor dropped, and never waited for, while memory is mostly free
- * and unlimited.  A sysinfo a window, until memory is found short for
+ * dropped nor waited for while memory is mostly free and unlimited, nor
+ * flushed unless the process is writing a tree.  A sysinfo a window, until memory is found short for
  * this stream (then none).  False if nothing is left to do.
  */
 static bool uo_guard_written(int fd, struct uo_slot *s, struct uo_advice *adv, unsigned dir,
@@ -275,7 +275,9 @@ static bool uo_guard_written(int fd, struct uo_slot *s, struct uo_advice *adv, u
 {
 	if (s->written_short || dir != UO_WRITE)
 		return true;
-	*adv = uo_written_advice(*adv, dir, &s->written_short, uo_memory_free(),
+	bool in_tree = atomic_load_explicit(&uo_tree_on, memory_order_relaxed) & (1u << UO_WRITE);
+
+	*adv = uo_written_advice(*adv, dir, &s->written_short, in_tree, uo_memory_free(),
 				 uo_memory_size(), size);
 	if (s->written_short) {
 		uo_trace(fd, "written stream guarded from here on", "memory is not mostly free");

@@ -516,13 +516,16 @@ struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *tem
 }
 
 struct uo_advice uo_written_advice(struct uo_advice adv, unsigned dir, uint8_t *short_seen,
-				   uint64_t free, uint64_t memory, uint64_t size)
+				   bool in_tree, uint64_t free, uint64_t memory, uint64_t size)
 {
 	uint8_t state = *short_seen ? UO_TEMP_SHORT : UO_TEMP_KEPT;
+	struct uo_range flush = adv.flush;
 
 	/* The temporary file's rule, for every written file. */
 	adv = uo_temp_advice(adv, dir, &state, free, memory, size);
 	*short_seen = state == UO_TEMP_SHORT;
+	if (in_tree && !*short_seen && dir == UO_WRITE)
+		adv.flush = flush;
 	return adv;
 }
 

@@ -554,13 +554,15 @@ END_TEST
  * guarded from its first window.  _i 3: a file bigger than memory on an
  * idle machine, its own pages taking free memory as they come: what is
  * left stays under a quarter of memory.  _i 4: a read stream's advice is
- * never touched.
+ * never touched.  _i 5: as _i 0 in a process writing a tree (tar x): its
+ * writeback is started window by window, nothing dropped or waited for.
  */
 START_TEST(test_written_file_left_to_the_kernel_while_memory_is_free)
 {
 	const uint64_t memory = 24 * GiB, total = _i == 3 ? 40 * GiB : 200 * MiB;
 	const uint64_t step = _i == 3 ? 8 * MiB : MiB;
 	const unsigned dir = _i == 4 ? UO_READ : UO_WRITE;
+	const bool in_tree = _i == 5;
 	uint64_t free = _i == 2 ? 0 : 23 * GiB, pos, kept_to = 0, flushed_to = 0;
 	struct uo_advice adv, raw;
 	uint8_t short_seen = 0;
@@ -572,15 +574,18 @@ START_TEST(test_written_file_left_to_the_kernel_while_memory_is_free)
 		if (_i == 3)
 			free = 23 * GiB - pos;
 		raw = cursor(dir, step, pos);
-		adv = uo_written_advice(raw, dir, &short_seen, free, memory, pos);
+		adv = uo_written_advice(raw, dir, &short_seen, in_tree, free, memory, pos);
 		if (dir == UO_READ) {
 			ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
 			continue;
 		}
 		if (!short_seen) {
-			ck_assert_msg(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
-				      !(adv.flags & UO_ADV_WAIT),
+			ck_assert_msg((in_tree || uo_range_empty(adv.flush)) &&
+				      uo_range_empty(adv.drop) && !(adv.flags & UO_ADV_WAIT),
 				      "advice left at %llu MiB", (unsigned long long)(pos / MiB));
+			/* In a tree, its writeback is started window by window all the same. */
+			if (in_tree)
+				ck_assert(memcmp(&adv.flush, &raw.flush, sizeof(adv.flush)) == 0);
 			/* The policy went past it: it will not drop this later. */
 			if (!uo_range_empty(raw.drop))
 				kept_to = raw.drop.end;
@@ -603,7 +608,7 @@ START_TEST(test_written_file_left_to_the_kernel_while_memory_is_free)
 			ck_assert_uint_le(adv.drop.end, flushed_to);
 		}
 	}
-	ck_assert_uint_eq(short_seen, _i == 0 || _i == 4 ? 0 : 1);
+	ck_assert_uint_eq(short_seen, _i == 0 || _i == 4 || _i == 5 ? 0 : 1);
 	if (_i == 1)
 		ck_assert_uint_ge(kept_to, 64 * MiB);
 	if (_i == 2)
@@ -613,11 +618,14 @@ START_TEST(test_written_file_left_to_the_kernel_while_memory_is_free)
 		ck_assert_uint_le(kept_to, memory / 4);
 	}
 	raw = uo_closing(&st, &tun);
-	adv = uo_written_advice(raw, dir, &short_seen, free, memory, total);
-	if (_i == 0) {
+	adv = uo_written_advice(raw, dir, &short_seen, in_tree, free, memory, total);
+	if (_i == 0 || _i == 5) {
 		ck_assert(!uo_range_empty(raw.drop));
-		ck_assert(uo_range_empty(adv.flush) && uo_range_empty(adv.drop) &&
-			  !(adv.flags & UO_ADV_WAIT));
+		ck_assert(uo_range_empty(adv.drop) && !(adv.flags & UO_ADV_WAIT));
+		if (in_tree)
+			ck_assert(memcmp(&adv.flush, &raw.flush, sizeof(adv.flush)) == 0);
+		else
+			ck_assert(uo_range_empty(adv.flush));
 	} else {
 		ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
 	}
@@ -1060,7 +1068,7 @@ static Suite *policy_suite(void)
 	tcase_add_loop_test(writes, test_temp_file_left_to_the_kernel_while_memory_is_free, 0, 3);
 	tcase_add_test(writes, test_temp_file_room_is_the_tree_rule);
 	tcase_add_loop_test(writes, test_written_file_left_to_the_kernel_while_memory_is_free,
-			    0, 5);
+			    0, 6);
 	tcase_add_loop_test(writes, test_files_left_by_free_memory_stay_under_a_quarter, 0, 4);
 	suite_add_tcase(s, writes);
 
