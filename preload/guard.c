@@ -267,8 +267,9 @@ static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsi
 /*
  * A write to any other file (policy.h, uo_written_advice): neither
  * dropped nor waited for while memory is mostly free and unlimited, nor
- * flushed unless the process is writing a tree.  A sysinfo a window, until memory is found short for
- * this stream (then none).  False if nothing is left to do.
+ * flushed unless the process is writing a tree.  A sysinfo a window,
+ * until memory is found short for this stream (then none).  False if
+ * nothing is left to do.
  */
 static bool uo_guard_written(int fd, struct uo_slot *s, struct uo_advice *adv, unsigned dir,
 			     uint64_t size)

@@ -898,15 +898,7 @@ static bool own_memory_cgroup(char *out, size_t size)
 	return path && snprintf(out, size, "%s", path) < (int)size;
 }
 
-/*
- * Is a temporary file (or any written file) left to the kernel here
- * (policy.h, uo_temp_advice)?  Only while three quarters of memory stay
- * free after it (memory_mostly_free), in a process no memory cgroup limits
- * below RAM (run-tests.sh runs the suites in one that does: the tests of
- * the rule make an unlimited cgroup of their own, where they can).  Asked as the library asks: MemFree,
- * and every memory.limit_in_bytes (v1) or memory.max and memory.high (v2)
- * from our cgroup up; one that cannot be read is a limit.
- */
+/* Will three quarters of memory stay free after 'size' more (MemFree, with a margin)? */
 static bool memory_mostly_free(uint64_t size)
 {
 	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024;
@@ -916,6 +908,15 @@ static bool memory_mostly_free(uint64_t size)
 	return total && free >= size + 256 * MiB && free - size - 256 * MiB >= total - total / 4;
 }
 
+/*
+ * Is a temporary file (or any written file) left to the kernel here
+ * (policy.h, uo_temp_advice)?  Only while memory_mostly_free, in a process
+ * no memory cgroup limits below RAM (run-tests.sh runs the suites in one
+ * that does: the tests of the rule make an unlimited cgroup of their own,
+ * where they can).  Asked as the library asks: every memory.limit_in_bytes
+ * (v1) or memory.max and memory.high (v2) from our cgroup up; one that
+ * cannot be read is a limit.
+ */
 static bool temp_files_left_here(uint64_t size)
 {
 	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024, limit;
