@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1065,6 +1066,15 @@ START_TEST(test_temp_file_read_back_from_memory)
 }
 END_TEST
 
+/* A second thread of the program that does nothing: the process is threaded. */
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 /*
  * Any file, not only a temporary one (policy.h, uo_written_advice and
  * guard.c's read rule): where memory is mostly free and nothing limits the
@@ -1157,6 +1167,9 @@ END_TEST
  * its temporary file, left to the kernel while it ran unlimited, is guarded
  * from the next second on.  Asked once per process, the file went on being
  * left cached under the new limit and pushed the cgroup's hot set out.
+ * The limit is written as systemd and runc write it: opened O_WRONLY
+ * without O_TRUNC, which changes none of the file's times (only the
+ * truncation's setattr does).  _i 1: the program runs a second thread.
  */
 START_TEST(test_temp_file_guarded_under_a_later_limit)
 {
@@ -1164,6 +1177,7 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	static char block[MiB];
 	struct uot_cgroup cg;
 	long before, after;
+	pthread_t th;
 	int t, i;
 
 	if (!droppable)
@@ -1180,6 +1194,8 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(at, sizeof(at), "%s/cgroup.procs", cg.path);
 	ck_assert_msg(uot_write_str(at, pid) == 0, "cannot enter %s", cg.path);
+	if (_i)
+		ck_assert_int_eq(pthread_create(&th, NULL, idle_thread, NULL), 0);
 	path_in(tpath, "late-limit-XXXXXX");
 	t = mkstemp(tpath);
 	ck_assert_int_ge(t, 0);
@@ -1196,10 +1212,15 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	ck_assert_int_eq(close(t), 0);
 	after = resident_mib(tpath);
 	unlink(tpath);
+	if (_i) {
+		pthread_cancel(th);
+		pthread_join(th, NULL);
+	}
 	ck_assert_int_eq(uot_write_str(home, pid), 0);
 	uot_cgroup_remove(&cg);
-	printf("hooks: a temporary file, a 1 GiB limit set after its first 16 MiB: %ld MiB "
-	       "cached then, %ld of 144 MiB at close\n", before, after);
+	printf("hooks: a temporary file, a 1 GiB limit set after its first 16 MiB%s: %ld MiB "
+	       "cached then, %ld of 144 MiB at close\n", _i ? ", two threads" : "", before,
+	       after);
 	ck_assert_msg(before >= 15, "the first 16 MiB were not left cached (%ld MiB): the test "
 		      "cannot tell", before);
 	ck_assert_msg(after <= 72, "%ld of 144 MiB stayed cached: the limit set after the start "
@@ -1242,7 +1263,7 @@ static Suite *hooks_suite(void)
 	tcase_add_loop_test(guard, test_quiet_number_reused, 0, N_REUSE);
 	tcase_add_loop_test(guard, test_temp_file_read_back_from_memory, 0, 2);
 	tcase_add_test(guard, test_temp_mark_not_kept_by_the_next_file);
-	tcase_add_test(guard, test_temp_file_guarded_under_a_later_limit);
+	tcase_add_loop_test(guard, test_temp_file_guarded_under_a_later_limit, 0, 2);
 	tcase_add_loop_test(guard, test_file_read_back_from_memory_while_memory_is_free, 0, 4);
 	suite_add_tcase(s, guard);
 	return s;
