@@ -679,6 +679,18 @@ START_TEST(test_one_shell_per_file_goes_by_its_parent)
 }
 END_TEST
 
+/*
+ * "--" ends the shell's options: the command is the argument after it
+ * (sh -c -- 'for f; do ...; done' runs a loop, and is the parent).  Taken
+ * for the command itself, "--" has no ; & | and a loop shell was skipped.
+ */
+START_TEST(test_shell_options_end_is_not_the_command)
+{
+	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0--\0for f; do cp \"$f\" d/; done\0"
+						       "sh\0a\0")));
+}
+END_TEST
+
 static struct uo_handoff_file handed(uint64_t owner, uint64_t at, const char *path)
 {
 	struct uo_handoff_file e;
@@ -959,6 +971,7 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(share, test_siblings_far_apart_share_nothing);
 	tcase_add_test(share, test_a_long_sibling_shares_nothing);
 	tcase_add_test(share, test_one_shell_per_file_goes_by_its_parent);
+	tcase_add_test(share, test_shell_options_end_is_not_the_command);
 	suite_add_tcase(s, share);
 	return s;
 }
