@@ -124,95 +124,17 @@ static _Atomic int uo_mem_retry;
 struct uo_limit_read {
 	bool unread;
 	bool busy;
-	bool remember;	/* note the files read in uo_limit_files (its owner only) */
 };
 
 /*
- * The limit files the last reading looked at, and their change times then
- * (0: not there).  A write to a cgroup file changes its times (kernfs),
- * and statx asks them without opening anything: the re-check once a
- * second opens no file unless one changed.  An open takes the lowest free
- * descriptor number for its moment, and a thread of the program opening
- * a file meanwhile got another number than without the library (a
- * threaded opener saw 40-61 numbers change in 6 s while a temporary file
- * was written, 5 opens a second).  A move into another cgroup changes no
- * file's times: /proc/self/cgroup is read again at each re-check in a
- * process of one thread, where no other thread can open anything while
- * ours is open, and every UO_MOVE_CHECK_MS in one of more threads (told
- * by the link count of /proc/self/task, a statx: two and one a thread).
+ * One thread at a time asks again (uo_still_unlimited); the others keep the
+ * last answer meanwhile.
  */
-#define UO_LIMIT_FILES		16
-#define UO_LIMIT_PATH		232
-#define UO_MOVE_CHECK_MS	10000u
-
-static struct {
-	unsigned n;
-	bool all;		/* every file looked at is here */
-	uint64_t read_ms;	/* when /proc/self/cgroup was read */
-	struct {
-		int64_t ctime;
-		char path[UO_LIMIT_PATH];
-	} f[UO_LIMIT_FILES];
-} uo_limit_files;
 static _Atomic int32_t uo_limit_owner;
 
 static bool uo_limit_busy(long err)
 {
 	return err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -EINTR;
-}
-
-/* A file about to be read: its change time noted first, so a write after it is seen. */
-static void uo_limit_note(struct uo_limit_read *rd, const char *path)
-{
-	struct uo_file f;
-	int64_t atime, ctime = 0;
-	size_t n = strlen(path);
-	unsigned i = uo_limit_files.n;
-
-	if (!rd->remember)
-		return;
-	if (i == UO_LIMIT_FILES || n >= UO_LIMIT_PATH) {
-		uo_limit_files.all = false;
-		return;
-	}
-	if (uo_lstat_times(path, &f, &atime, &ctime) != 0)
-		ctime = 0;
-	uo_limit_files.f[i].ctime = ctime;
-	memcpy(uo_limit_files.f[i].path, path, n + 1);
-	uo_limit_files.n++;
-}
-
-/* Does this process run more than one thread (or could that not be told)? */
-static bool uo_threaded(void)
-{
-	struct statx stx;
-
-	if (uo_sys(SYS_statx, AT_FDCWD, "/proc/self/task", AT_STATX_DONT_SYNC, STATX_NLINK,
-		   &stx) != 0 || !(stx.stx_mask & STATX_NLINK))
-		return true;
-	return stx.stx_nlink > 3;
-}
-
-/*
- * Has a file the last reading looked at changed since, or is a move due
- * to be looked for (or could that not be told)?
- */
-static bool uo_limit_files_changed(uint64_t now)
-{
-	struct uo_file f;
-	int64_t atime, ctime;
-	unsigned i;
-
-	if (!uo_limit_files.all || !uo_limit_files.read_ms ||
-	    now - uo_limit_files.read_ms >= UO_MOVE_CHECK_MS || !uo_threaded())
-		return true;
-	for (i = 0; i < uo_limit_files.n; i++) {
-		if (uo_lstat_times(uo_limit_files.f[i].path, &f, &atime, &ctime) != 0)
-			ctime = 0;
-		if (ctime != uo_limit_files.f[i].ctime)
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -241,7 +163,6 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 			plen--;
 		at[blen + plen] = '/';
 		memcpy(at + blen + plen + 1, file, flen + 1);
-		uo_limit_note(rd, at);
 		n = uo_read_small(at, buf, sizeof(buf));
 		if (n > 0) {
 			v = uo_parse_u64(buf, &ok);
@@ -286,15 +207,10 @@ static bool uo_cgroup_memory(const char *ctl, const char *end)
 static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 {
 	char buf[4096], *line, *next, *ctl, *path;
-	uint64_t limit = UINT64_MAX, v, now;
+	uint64_t limit = UINT64_MAX, v;
 	bool v1 = false;
 	long n;
 
-	if (rd->remember) {
-		uo_limit_files.n = 0;
-		uo_limit_files.all = true;
-		uo_limit_files.read_ms = uo_clock_ms(CLOCK_MONOTONIC, &now) && now ? now : 0;
-	}
 	n = uo_read_small("/proc/self/cgroup", buf, sizeof(buf));
 	if (n <= 0) {
 		if (uo_limit_busy(n))
@@ -326,7 +242,7 @@ static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 		*path++ = '\0';
 		ctl++;
 		if (!*ctl && !v1) {
-			struct uo_limit_read none = { .remember = rd->remember };
+			struct uo_limit_read none = { 0 };
 
 			/*
 			 * v2: a cgroup without the memory controller has no memory
@@ -379,15 +295,9 @@ uint64_t uo_memory_size(void)
 	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed), ram = 0;
 	struct uo_limit_read rd = { 0 };
 	struct sysinfo si;
-	bool owner;
 
 	if (!mem) {
-		/* The files read are noted for the re-check, unless another thread is at it. */
-		owner = uo_try_own(&uo_limit_owner);
-		rd.remember = owner;
 		mem = uo_cgroup_limit(&rd);
-		if (owner)
-			uo_release(&uo_limit_owner);
 		if (uo_sys(SYS_sysinfo, &si) == 0)
 			ram = (uint64_t)si.totalram * si.mem_unit;
 		if (ram && ram <= mem) {
@@ -418,9 +328,15 @@ uint64_t uo_memory_size(void)
  * update, a move into another cgroup): an answer of "unlimited" is asked
  * again once a second at most, and a limit or an unreadable file found then
  * stays (files left cached under a new limit pushed its hot set out).
- * Asking costs a statx of each limit file and opens nothing, unless one
- * changed or a move is due to be looked for (uo_limit_files).  A file that
- * could not be opened for want of a descriptor or memory is no answer: the
+ * Asking reads /proc/self/cgroup and every limit file again: their
+ * change times cannot stand in for them, since systemd and runc write a
+ * limit without O_TRUNC, which leaves a cgroup file's times as they were
+ * (a threaded program then kept 144 MiB of a temporary file cached under
+ * a new 1 GiB limit).  The price: each open takes the lowest free
+ * descriptor number for its moment, so a thread of the program opening a
+ * file at that moment may get another number than without the library
+ * (8-19 numbers in 4 s of a threaded opener beside a temporary file).  A
+ * file that could not be opened for want of a descriptor or memory is no answer: the
  * last one stands, and it is asked again a second later (the first look
  * too: limited until then).  False, and nothing asked, once the process is
  * known to be limited.
@@ -429,7 +345,7 @@ static bool uo_still_unlimited(void)
 {
 	uint64_t now, limit, mem, asked = atomic_load_explicit(&uo_mem_asked_ms,
 							       memory_order_relaxed);
-	struct uo_limit_read rd = { .remember = true };
+	struct uo_limit_read rd = { 0 };
 	bool unlimited = atomic_load_explicit(&uo_mem_unlimited, memory_order_relaxed);
 
 	if ((!unlimited && !atomic_load_explicit(&uo_mem_retry, memory_order_relaxed)) ||
@@ -441,13 +357,7 @@ static bool uo_still_unlimited(void)
 	if (!uo_try_own(&uo_limit_owner))
 		return unlimited;
 	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
-	if (unlimited && !uo_limit_files_changed(now)) {
-		uo_release(&uo_limit_owner);
-		return true;
-	}
 	limit = uo_cgroup_limit(&rd);
-	if (rd.busy)
-		uo_limit_files.all = false;	/* read again, whole, next time */
 	uo_release(&uo_limit_owner);
 	mem = uo_memory_size();
 	if (rd.busy && !rd.unread && limit >= mem)
