@@ -670,6 +670,9 @@ bool uo_sib_through_shell(const char *comm, const char *cmdline, size_t len)
 	if (!uo_is_shell(comm) || !arg || end - ++arg < 3 || memcmp(arg, "-c", 3))
 		return false;
 	cmd = arg + 3;
+	/* "--" ends the shell's options: the command is the argument after it. */
+	if (end - cmd >= 3 && !memcmp(cmd, "--", 3))
+		cmd += 3;
 	if (cmd >= end || !*cmd || !memchr(cmd, '\0', (size_t)(end - cmd)))
 		return false;
 	return !strpbrk(cmd, ";&|\n");

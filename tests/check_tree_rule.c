@@ -688,6 +688,8 @@ START_TEST(test_shell_options_end_is_not_the_command)
 {
 	ck_assert(!uo_sib_through_shell("sh", CMDLINE("sh\0-c\0--\0for f; do cp \"$f\" d/; done\0"
 						       "sh\0a\0")));
+	/* A single command after "--" is still one. */
+	ck_assert(uo_sib_through_shell("sh", CMDLINE("sh\0-c\0--\0cp \"$0\" d/\0a\0")));
 }
 END_TEST
 
