@@ -72,8 +72,6 @@ void uo_slot_clear(struct uo_slot *s)
 	s->tree_dir = 0;
 	s->temp = 0;
 	s->temp_said = 0;
-	s->written_short = 0;
-	s->written_said = 0;
 	s->unclean = 0;
 	atomic_store_explicit(&s->head_probed, 0, memory_order_relaxed);
 	/* All zeroes is a fresh stream for the policy. */

@@ -51,8 +51,6 @@ struct uo_slot {
 	uint8_t tree_dir;	/* 1 + the enum uo_dir of the tree it was opened in; 0: none */
 	uint8_t temp;		/* enum uo_temp: made as a temporary file (mkstemp, tmpfile...) */
 	uint8_t temp_said;	/* the trace said it was left to the kernel */
-	uint8_t written_short;	/* a written stream found memory short: guarded from now on */
-	uint8_t written_said;	/* the trace said a written stream was left to the kernel */
 	_Atomic uint32_t head_probed;	/* the file's head was probed before the first read */
 	struct uo_file file;	/* what the file was when the descriptor became a stream */
 	struct uo_stream st;

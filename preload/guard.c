@@ -151,19 +151,6 @@ static bool uo_guard_promoted(int fd, struct uo_slot *s)
 		uo_trace(fd, "left to the kernel's cache", "streamed again within USEONCE_REUSE");
 		return false;
 	}
-	/*
-	 * A file that fits where memory is mostly free and unlimited (policy.h,
-	 * uo_behind_room): reading it evicts nobody, and a file read again
-	 * (a check after a copy, a second pass) comes from memory.  Each
-	 * decision reads MemFree again, so what is left this way stays under
-	 * a quarter of memory however many files are read.
-	 */
-	if (s->st.dir == UO_READ &&
-	    uo_behind_room(uo_memory_free(), uo_memory_size(), s->file.size)) {
-		uo_ignore(&s->st);
-		uo_trace(fd, "left to the kernel's cache", "memory is mostly free");
-		return false;
-	}
 	uo_trace_stream(fd, &s->st);
 	UO_STAT_ADD(streams[s->st.dir], 1);
 	UO_STAT_ADD(bytes[s->st.dir], s->st.next - s->st.run_start);
@@ -269,33 +256,6 @@ static bool uo_guard_temp(int fd, struct uo_slot *s, struct uo_advice *adv, unsi
 	return !uo_range_empty(adv->flush) || !uo_range_empty(adv->drop);
 }
 
-/*
- * A write to any other file (policy.h, uo_written_advice): neither
- * dropped nor waited for while memory is mostly free and unlimited, nor
- * flushed unless the process is writing a tree.  A sysinfo a window,
- * until memory is found short for this stream (then none).  False if
- * nothing is left to do.
- */
-static bool uo_guard_written(int fd, struct uo_slot *s, struct uo_advice *adv, unsigned dir,
-			     uint64_t size)
-{
-	if (s->written_short || dir != UO_WRITE)
-		return true;
-	bool in_tree = atomic_load_explicit(&uo_tree_on, memory_order_relaxed) & (1u << UO_WRITE);
-
-	*adv = uo_written_advice(*adv, dir, &s->written_short, in_tree, uo_memory_free(),
-				 uo_memory_size(), size);
-	if (s->written_short) {
-		uo_trace(fd, "written stream guarded from here on", "memory is not mostly free");
-		return true;
-	}
-	if (!s->written_said) {
-		s->written_said = 1;
-		uo_trace(fd, "written stream left to the kernel's cache", "memory is mostly free");
-	}
-	return !uo_range_empty(adv->flush) || !uo_range_empty(adv->drop);
-}
-
 /* The policy's questions answered and its advice applied, with the slot held. */
 static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at, uint64_t len)
 {
@@ -340,8 +300,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		uo_trace(fd, "forgotten", "descriptor now names another file");
 		return;
 	}
-	if (UO_UNLIKELY(s->temp) ? !uo_guard_temp(fd, s, &adv, s->st.dir, size)
-				 : !uo_guard_written(fd, s, &adv, s->st.dir, size))
+	if (UO_UNLIKELY(s->temp) && !uo_guard_temp(fd, s, &adv, s->st.dir, size))
 		goto probe;
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
 	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
@@ -552,8 +511,7 @@ void uo_note_closing(int fd)
 		uo_count_stream(s, atomic_load_explicit(&s->counted[s->st.dir],
 							memory_order_relaxed));
 		adv = uo_closing(&s->st, &uo_config.tuning);
-		if (s->temp ? uo_guard_temp(fd, s, &adv, wrote ? UO_WRITE : UO_READ, size)
-			    : uo_guard_written(fd, s, &adv, wrote ? UO_WRITE : UO_READ, size))
+		if (!s->temp || uo_guard_temp(fd, s, &adv, wrote ? UO_WRITE : UO_READ, size))
 			uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, true);
 		/*
 		 * A file written is often read back soon (a build's output, a

@@ -542,20 +542,6 @@ struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *tem
 	return adv;
 }
 
-struct uo_advice uo_written_advice(struct uo_advice adv, unsigned dir, uint8_t *short_seen,
-				   bool in_tree, uint64_t free, uint64_t memory, uint64_t size)
-{
-	uint8_t state = *short_seen ? UO_TEMP_SHORT : UO_TEMP_KEPT;
-	struct uo_range flush = adv.flush;
-
-	/* The temporary file's rule, for every written file. */
-	adv = uo_temp_advice(adv, dir, &state, free, memory, size);
-	*short_seen = state == UO_TEMP_SHORT;
-	if (in_tree && !*short_seen && dir == UO_WRITE)
-		adv.flush = flush;
-	return adv;
-}
-
 static uint64_t uo_tree_share_sum(const struct uo_tree_share *s)
 {
 	uint64_t h = uo_mix(0x7472656573686172ULL, s->owner);	/* "treeshar" */

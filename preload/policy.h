@@ -447,27 +447,6 @@ enum uo_temp {
 struct uo_advice uo_temp_advice(struct uo_advice adv, unsigned dir, uint8_t *temp,
 				uint64_t free, uint64_t memory, uint64_t size);
 /*
- * Any other written stream (cp's destination, dd of=, a big file of tar
- * x) is left to the kernel by the same rule, with *short_seen for its
- * state (0: left so far; 1: memory was short, guarded from now on): while
- * uo_behind_room holds for the file's size it is neither flushed nor
- * dropped and its writer never waits, as without the library.  Its data
- * went into memory nobody used and evicted nobody, and a copy read back
- * at once (cmp, sha256sum, sort -c of a sort's output, the next step of a
- * script) is read from memory.  Not even its writeback is started: a
- * sync_file_range WRITE a window, submitted in the writer's own context,
- * made dd of 400 MiB take 1.56-1.60x the kernel alone's time, against
- * 0.97-1.01x without it.  Except 'in_tree', in a process writing a tree
- * (tar x), whose small files have their writeback started at close by the
- * tree's rule anyway: there a big file left wholly dirty among them made
- * tar x take 1.52x the kernel alone's time, 1.12x with its windows'
- * writeback started (docs/benchmarks.md).  Once memory is short, its
- * writeback is started from the file's start and it is guarded from there
- * on, as a temporary file is.
- */
-struct uo_advice uo_written_advice(struct uo_advice adv, unsigned dir, uint8_t *short_seen,
-				   bool in_tree, uint64_t free, uint64_t memory, uint64_t size);
-/*
  * Was the file read since it was last changed?  relatime (the default)
  * and strictatime move the access time past the change time at a read
  * after a change; tar x, cp -p and rsync set times with utimensat, which

@@ -899,33 +899,23 @@ static bool own_memory_cgroup(char *out, size_t size)
 	return path && snprintf(out, size, "%s", path) < (int)size;
 }
 
-/* Will three quarters of memory stay free after 'size' more (MemFree, with a margin)? */
-static bool memory_mostly_free(uint64_t size)
-{
-	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024;
-	unsigned long long free = uot_meminfo_kib("MemFree") * 1024;
-
-	/* A margin for what others allocate meanwhile. */
-	return total && free >= size + 256 * MiB && free - size - 256 * MiB >= total - total / 4;
-}
-
 /*
- * Is a temporary file (or any written file) left to the kernel here
- * (policy.h, uo_temp_advice)?  Only while memory_mostly_free, in a process
- * no memory cgroup limits below RAM (run-tests.sh runs the suites in one
- * that does: the tests of the rule make an unlimited cgroup of their own,
- * where they can).  Asked as the library asks: every memory.limit_in_bytes
- * (v1) or memory.max and memory.high (v2) from our cgroup up; one that
- * cannot be read is a limit.
+ * Is a temporary file left to the kernel here (policy.h, uo_temp_advice)?
+ * Only while three quarters of memory stay free after it, in a process no
+ * memory cgroup limits below RAM.  Asked as the library asks: MemFree,
+ * and every memory.limit_in_bytes (v1) or memory.max and memory.high (v2)
+ * from our cgroup up; one that cannot be read is a limit.
  */
 static bool temp_files_left_here(uint64_t size)
 {
 	unsigned long long total = uot_meminfo_kib("MemTotal") * 1024, limit;
+	unsigned long long free = uot_meminfo_kib("MemFree") * 1024;
 	char path[512], at[PATH_MAX], *end;
 	static const char *const files[] = { "memory.limit_in_bytes", "memory.max", "memory.high" };
 	size_t i;
 
-	if (!memory_mostly_free(size))
+	/* A margin for what others allocate meanwhile. */
+	if (!total || free < size + 256 * MiB || free - size - 256 * MiB < total - total / 4)
 		return false;
 	if (!own_memory_cgroup(path, sizeof(path)))
 		return true;
@@ -957,15 +947,6 @@ static bool temp_files_left_here(uint64_t size)
 		*end = 0;
 	}
 	return true;
-}
-
-/* Limited far above RAM: no limit, as far as the library can tell. */
-#define UNLIMITED	(1ULL << 60)
-
-/* Can the free-memory rules' tests run their programs in an unlimited cgroup of their own? */
-static bool unlimited_cgroup_here(void)
-{
-	return geteuid() == 0 && uot_cgroup_supported() == 0;
 }
 
 /* A file of 'lines' text lines in no order, written around the library, left cached. */
@@ -1020,8 +1001,7 @@ START_TEST(test_temp_file_read_back_from_memory)
 
 	if (!droppable)
 		return;
-	if (_i == 0 && !(unlimited_cgroup_here() ? memory_mostly_free(256 * MiB)
-						  : temp_files_left_here(256 * MiB))) {
+	if (_i == 0 && !temp_files_left_here(256 * MiB)) {
 		printf("hooks: temporary file read back: not tried: memory is not mostly free, "
 		       "or a memory cgroup limits us\n");
 		return;
@@ -1038,13 +1018,12 @@ START_TEST(test_temp_file_read_back_from_memory)
 	write_lines(input, 2800000);
 	ck_assert_int_ge(resident_mib(input), 95);
 	memset(&cg, 0, sizeof(cg));
-	if (_i == 1 || unlimited_cgroup_here()) {
-		ck_assert_msg(uot_cgroup_create(&cg, _i ? 1024 * MiB : UNLIMITED) == 0, "%s",
-			      uot_why());
+	if (_i == 1) {
+		ck_assert_msg(uot_cgroup_create(&cg, 1024 * MiB) == 0, "%s", uot_why());
 		c.cg = &cg;
 	}
 	ran = uot_run(&c, &r);
-	if (c.cg)
+	if (_i == 1)
 		uot_cgroup_remove(&cg);
 	unlink(input);
 	ck_assert_msg(ran == 0 && uot_exited_ok(r.status), "sort: %s",
@@ -1076,93 +1055,6 @@ static void *idle_thread(void *arg)
 }
 
 /*
- * Any file, not only a temporary one (policy.h, uo_written_advice and
- * guard.c's read rule): where memory is mostly free and nothing limits the
- * process, a copy's destination is left to the kernel and cmp reads it
- * back from memory (_i 0), and a file read twice is read from disk once
- * (_i 2).  In a memory cgroup of 1 GiB both are guarded as before: the
- * destination is dropped behind cp and read back from disk (_i 1), and
- * the file read twice is read from disk twice (_i 3).  Bytes read from
- * disk are counted by the shell that ran them (/proc/PID/io).  The source
- * of the copy is written around the library and left cached.
- */
-START_TEST(test_file_read_back_from_memory_while_memory_is_free)
-{
-	char src[PATH_MAX], dst[PATH_MAX], out[PATH_MAX], text[4096];
-	const char *const copy[] = {
-		"sh", "-c", "cp \"$1\" \"$2\" && cmp \"$1\" \"$2\" && grep '^read_bytes:' /proc/$$/io",
-		"sh", src, dst, NULL,
-	};
-	const char *const twice[] = {
-		"sh", "-c", "cat \"$1\" >/dev/null && cat \"$1\" >/dev/null && "
-		"grep '^read_bytes:' /proc/$$/io", "sh", src, NULL,
-	};
-	/* A file read again is kept by the record of recent streams too: not that rule here. */
-	const char *const env[] = { "USEONCE_REUSE=0", NULL };
-	const bool limited = _i & 1, reads = _i >= 2;
-	struct uot_cmd c = { .argv = reads ? twice : copy, .preload = true, .env = env,
-			     .out = out };
-	const uint64_t size = 96 * MiB;
-	unsigned long long bytes = ~0ULL;
-	struct uot_cgroup cg;
-	struct uot_result r;
-	int ran;
-	FILE *f;
-
-	if (!droppable)
-		return;
-	if (!unlimited_cgroup_here()) {
-		printf("hooks: files left where memory is free: skipped: %s\n",
-		       geteuid() ? "not root" : uot_why());
-		return;
-	}
-	if (!limited && !memory_mostly_free(2 * size)) {
-		printf("hooks: files left where memory is free: not tried: memory is not mostly "
-		       "free\n");
-		return;
-	}
-	path_in(src, "free-src");
-	path_in(dst, "free-dst");
-	path_in(out, "free-io");
-	ck_assert_msg(uot_make_file(src, size, 7) == 0, "%s", uot_why());
-	if (reads)
-		make_cold(src);
-	else
-		make_hot(src);
-	ck_assert_msg(uot_cgroup_create(&cg, limited ? 1024 * MiB : UNLIMITED) == 0, "%s",
-		      uot_why());
-	c.cg = &cg;
-	ran = uot_run(&c, &r);
-	uot_cgroup_remove(&cg);
-	unlink(src);
-	unlink(dst);
-	ck_assert_msg(ran == 0 && uot_exited_ok(r.status), "%s: %s", reads ? "cat" : "cp",
-		      ran ? uot_why() : uot_status_str(r.status));
-	f = fopen(out, "r");
-	ck_assert_ptr_nonnull(f);
-	if (fgets(text, sizeof(text), f))
-		sscanf(text, "read_bytes: %llu", &bytes);
-	fclose(f);
-	ck_assert_msg(bytes != ~0ULL, "no read_bytes from the shell");
-	printf("hooks: %s of 96 MiB%s: %.1f MiB read from disk\n",
-	       reads ? "cat twice" : "cp then cmp", limited ? " in a 1 GiB cgroup" : "",
-	       (double)bytes / MiB);
-	if (!reads && !limited)
-		ck_assert_msg(bytes < 16 * MiB, "cmp read %.1f MiB from disk: the copy was dropped "
-			      "behind cp where memory is free", (double)bytes / MiB);
-	else if (!reads)
-		ck_assert_msg(bytes >= 48 * MiB, "in a limited cgroup cmp read %.1f MiB from disk: "
-			      "the copy was left cached", (double)bytes / MiB);
-	else if (!limited)
-		ck_assert_msg(bytes < size + 24 * MiB, "cat twice read %.1f MiB from disk: the "
-			      "first read was dropped where memory is free", (double)bytes / MiB);
-	else
-		ck_assert_msg(bytes >= size + 48 * MiB, "cat twice in a limited cgroup read %.1f "
-			      "MiB from disk: the first read was left cached", (double)bytes / MiB);
-}
-END_TEST
-
-/*
  * A limit put on a running process (systemctl set-property, docker update):
  * its temporary file, left to the kernel while it ran unlimited, is guarded
  * from the next second on.  Asked once per process, the file went on being
@@ -1182,7 +1074,7 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 
 	if (!droppable)
 		return;
-	if (geteuid() != 0 || uot_cgroup_supported() != 0 || !memory_mostly_free(512 * MiB)) {
+	if (geteuid() != 0 || uot_cgroup_supported() != 0 || !temp_files_left_here(512 * MiB)) {
 		printf("hooks: a limit after the start: skipped: %s\n", geteuid() ? "not root" :
 		       uot_cgroup_supported() ? uot_why() : "memory is not mostly free");
 		return;
@@ -1190,7 +1082,8 @@ START_TEST(test_temp_file_guarded_under_a_later_limit)
 	/* Back where it came from after, not to the root: the suite may run in a cgroup. */
 	ck_assert_msg(own_memory_cgroup(at, sizeof(at)), "no memory cgroup of ours");
 	snprintf(home, sizeof(home), UOT_CGROUP_ROOT "%s%scgroup.procs", at, at[1] ? "/" : "");
-	ck_assert_msg(uot_cgroup_create(&cg, UNLIMITED) == 0, "%s", uot_why());
+	/* Limited far above RAM: no limit, as far as the library can tell. */
+	ck_assert_msg(uot_cgroup_create(&cg, 1ULL << 60) == 0, "%s", uot_why());
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(at, sizeof(at), "%s/cgroup.procs", cg.path);
 	ck_assert_msg(uot_write_str(at, pid) == 0, "cannot enter %s", cg.path);
@@ -1264,7 +1157,6 @@ static Suite *hooks_suite(void)
 	tcase_add_loop_test(guard, test_temp_file_read_back_from_memory, 0, 2);
 	tcase_add_test(guard, test_temp_mark_not_kept_by_the_next_file);
 	tcase_add_loop_test(guard, test_temp_file_guarded_under_a_later_limit, 0, 2);
-	tcase_add_loop_test(guard, test_file_read_back_from_memory_while_memory_is_free, 0, 4);
 	suite_add_tcase(s, guard);
 	return s;
 }

@@ -75,8 +75,8 @@ END_TEST
  * window, then writes a second temporary file two seconds later, which the
  * library must leave to the kernel as the bare run does (an EMFILE there
  * turned the free-memory rules off for good).  Run, as root, in a cgroup
- * limited far above RAM (the suites' own cgroup is limited just under RAM,
- * where the rules are off); first the helper's threaded case, to see the
+ * limited far above RAM (a make check started inside a limited cgroup
+ * would have the rules off); first the helper's threaded case, to see the
  * rules apply here at all (memory mostly free): if the library guarded
  * that file, the EMFILE case cannot tell anything and is not tried.  The
  * threaded case's descriptor numbers are not compared: the library's

@@ -545,122 +545,6 @@ START_TEST(test_temp_file_room_is_the_tree_rule)
 END_TEST
 
 /*
- * Any other file written a MiB at a time at the cursor (cp's destination,
- * dd of=): while memory is mostly free and nothing limits it, none of its
- * advice is left (nothing flushed, dropped or waited for), at the close
- * either (_i 0).  _i 1: memory runs short at 96 MiB: from then on it is
- * guarded, its writeback started from the file's start, and what was left
- * before is never dropped.  _i 2: under a limit (no free memory known),
- * guarded from its first window.  _i 3: a file bigger than memory on an
- * idle machine, its own pages taking free memory as they come: what is
- * left stays under a quarter of memory.  _i 4: a read stream's advice is
- * never touched.  _i 5: as _i 0 in a process writing a tree (tar x): its
- * writeback is started window by window, nothing dropped or waited for.
- */
-START_TEST(test_written_file_left_to_the_kernel_while_memory_is_free)
-{
-	const uint64_t memory = 24 * GiB, total = _i == 3 ? 40 * GiB : 200 * MiB;
-	const uint64_t step = _i == 3 ? 8 * MiB : MiB;
-	const unsigned dir = _i == 4 ? UO_READ : UO_WRITE;
-	const bool in_tree = _i == 5;
-	uint64_t free = _i == 2 ? 0 : 23 * GiB, pos, kept_to = 0, flushed_to = 0;
-	struct uo_advice adv, raw;
-	uint8_t short_seen = 0;
-	bool guarded = false;
-
-	for (pos = step; pos <= total; pos += step) {
-		if (_i == 1 && pos > 96 * MiB)
-			free = 4 * GiB;
-		if (_i == 3)
-			free = 23 * GiB - pos;
-		raw = cursor(dir, step, pos);
-		adv = uo_written_advice(raw, dir, &short_seen, in_tree, free, memory, pos);
-		if (dir == UO_READ) {
-			ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
-			continue;
-		}
-		if (!short_seen) {
-			ck_assert_msg((in_tree || uo_range_empty(adv.flush)) &&
-				      uo_range_empty(adv.drop) && !(adv.flags & UO_ADV_WAIT),
-				      "advice left at %llu MiB", (unsigned long long)(pos / MiB));
-			/* In a tree, its writeback is started window by window all the same. */
-			if (in_tree)
-				ck_assert(memcmp(&adv.flush, &raw.flush, sizeof(adv.flush)) == 0);
-			/* The policy went past it: it will not drop this later. */
-			if (!uo_range_empty(raw.drop))
-				kept_to = raw.drop.end;
-			continue;
-		}
-		ck_assert_int_ne(_i, 0);
-		if (!guarded) {
-			guarded = true;
-			/* Everything that may be dropped from now on has its writeback started. */
-			ck_assert_uint_eq(adv.flush.start, 0);
-			ck_assert_uint_ge(adv.flush.end, raw.flush.end);
-			ck_assert(uo_range_empty(adv.drop) || adv.flush.end >= adv.drop.end);
-		} else {
-			ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
-		}
-		if (!uo_range_empty(adv.flush))
-			flushed_to = adv.flush.end;
-		if (!uo_range_empty(adv.drop)) {
-			ck_assert_uint_ge(adv.drop.start, kept_to);
-			ck_assert_uint_le(adv.drop.end, flushed_to);
-		}
-	}
-	ck_assert_uint_eq(short_seen, _i == 0 || _i == 4 || _i == 5 ? 0 : 1);
-	if (_i == 1)
-		ck_assert_uint_ge(kept_to, 64 * MiB);
-	if (_i == 2)
-		ck_assert_uint_eq(kept_to, 0);
-	if (_i == 3) {
-		ck_assert_uint_gt(kept_to, GiB);
-		ck_assert_uint_le(kept_to, memory / 4);
-	}
-	raw = uo_closing(&st, &tun);
-	adv = uo_written_advice(raw, dir, &short_seen, in_tree, free, memory, total);
-	if (_i == 0 || _i == 5) {
-		ck_assert(!uo_range_empty(raw.drop));
-		ck_assert(uo_range_empty(adv.drop) && !(adv.flags & UO_ADV_WAIT));
-		if (in_tree)
-			ck_assert(memcmp(&adv.flush, &raw.flush, sizeof(adv.flush)) == 0);
-		else
-			ck_assert(uo_range_empty(adv.flush));
-	} else {
-		ck_assert(memcmp(&adv, &raw, sizeof(adv)) == 0);
-	}
-}
-END_TEST
-
-/*
- * Files read whole (or written) one after another on an idle machine,
- * each left to the kernel while uo_behind_room holds for it, and each
- * then taking its size out of free memory: however many and whatever
- * their size, what is left stays under a quarter of memory, and a file
- * bigger than that quarter is never left.
- */
-START_TEST(test_files_left_by_free_memory_stay_under_a_quarter)
-{
-	const uint64_t memory = 24 * GiB, sizes[] = { 64 * MiB, GiB, 5 * GiB, 7 * GiB };
-	uint64_t size = sizes[_i], free = memory - 512 * MiB, left = 0;
-	unsigned n, count = 0;
-
-	for (n = 0; n < 1000; n++) {
-		if (uo_behind_room(free, memory, size)) {
-			left += size;
-			free -= size;
-			count++;
-		}
-	}
-	ck_assert_uint_le(left, memory / 4);
-	if (size <= memory / 4 - 512 * MiB)
-		ck_assert_uint_gt(count, 0);
-	else
-		ck_assert_uint_eq(count, 0);
-}
-END_TEST
-
-/*
  * A file written from its start has its writeback started window by
  * window before the threshold: the dirty pages a writer leaves before it
  * is known as a stream stay under about a window, not the threshold and
@@ -1115,9 +999,6 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
 	tcase_add_loop_test(writes, test_temp_file_left_to_the_kernel_while_memory_is_free, 0, 3);
 	tcase_add_test(writes, test_temp_file_room_is_the_tree_rule);
-	tcase_add_loop_test(writes, test_written_file_left_to_the_kernel_while_memory_is_free,
-			    0, 6);
-	tcase_add_loop_test(writes, test_files_left_by_free_memory_stay_under_a_quarter, 0, 4);
 	suite_add_tcase(s, writes);
 
 	tcase_add_checked_fixture(cache, reset_truth, NULL);

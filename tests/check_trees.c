@@ -140,12 +140,12 @@ struct file_res {
 static struct {
 	char src[NTREES][512], tar[NTREES][512];
 	char dst[512], chk[512], hot[512];
-	struct uot_cgroup cg, cg_free, cg_open;
+	struct uot_cgroup cg, cg_free;
 	char cg_why[300];
 	uint64_t res, dirty, size;
 	struct file_res files[MAX_FILES];
 	unsigned nfiles;
-	bool cg_ready, cg_free_ready, cg_open_ready;
+	bool cg_ready, cg_free_ready;
 } t;
 
 /*
@@ -557,8 +557,8 @@ START_TEST(test_locked_file_keeps_its_lock)
 END_TEST
 
 /*
- * tar x where memory is mostly free.  _i 0: a cgroup under no memory limit
- * (as root; else the test's own), on a machine whose memory is mostly free: the unpacked
+ * tar x where memory is mostly free.  _i 0: the test's own cgroup, under no
+ * memory limit, on a machine whose memory is mostly free: the unpacked
  * tree evicts nobody and stays cached, to be read back from memory (a
  * build, grep -r), as without the library; its writeback was started all
  * the same.  _i 1: an empty cgroup of CG_FREE_MIB, free but limited: under
@@ -596,8 +596,6 @@ START_TEST(test_unpacked_in_free_memory_stays)
 	prepare_run(tree);
 	if (_i)
 		ck_assert_int_eq(uot_cgroup_reset(&t.cg_free), 0);
-	else if (t.cg_open_ready)
-		c.cg = &t.cg_open;
 	expand(cmd, sizeof(cmd), "mkdir @DST && tar xf @TAR -C @DST", tree);
 	ck_assert_msg(uot_run(&c, &r) == 0, "tar x: %s", uot_why());
 	ck_assert_msg(uot_exited_ok(r.status), "tar x: %s", uot_status_str(r.status));
@@ -828,7 +826,6 @@ static void cleanup(void)
 {
 	uot_cgroup_remove(&t.cg);
 	uot_cgroup_remove(&t.cg_free);
-	uot_cgroup_remove(&t.cg_open);
 }
 
 static void prepare(void)
@@ -877,13 +874,6 @@ static void prepare(void)
 			snprintf(t.cg_why, sizeof(t.cg_why), "cgroup: %s", uot_why());
 		else
 			t.cg_free_ready = true;
-		/*
-		 * Limited far above RAM: no limit as far as the library can tell.  The
-		 * suites run in a cgroup limited just under RAM (run-tests.sh), where
-		 * the free-memory rule is off.
-		 */
-		if (uot_cgroup_create(&t.cg_open, 1ULL << 60) == 0)
-			t.cg_open_ready = true;
 	}
 	if (!t.cg_ready)
 		printf("trees: hot set: skipped: %s\n", t.cg_why);

@@ -30,26 +30,6 @@ priv=/tmp/useonce-$(id -u)
 priv_was=0
 [ -e "$priv" ] && priv_was=1
 trap 'rm -rf "$TMPDIR"; [ "$priv_was" = 1 ] || rm -rf "$priv"' EXIT
-# Where memory is mostly free and nothing limits it, the library leaves
-# written and read files to the kernel's cache (preload/policy.h,
-# uo_behind_room): on an idle machine no suite could tell a guarded stream
-# from an unguarded one.  So, as root, every program runs in a memory
-# cgroup limited just under RAM, where the guard acts as it does once
-# memory is in use (and nothing else changes: the limit is never reached);
-# the suites that test the rule itself run their programs in cgroups of
-# their own, unlimited.  Without root the suites see the machine as it is.
-suite_cg=""
-if [ "$(id -u)" = 0 ] && [ -w /sys/fs/cgroup/memory/cgroup.procs ]; then
-	suite_cg=/sys/fs/cgroup/memory/useonce-suite-$$
-	ram_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
-	if ! mkdir "$suite_cg" 2>/dev/null ||
-	   ! echo $(((ram_kib - 65536) * 1024)) >"$suite_cg/memory.limit_in_bytes"; then
-		rmdir "$suite_cg" 2>/dev/null
-		suite_cg=""
-	fi
-fi
-[ -n "$suite_cg" ] || echo "check: no memory cgroup for the suites: on a machine whose memory is mostly free, tests of drops fail"
-trap 'rm -rf "$TMPDIR"; [ "$priv_was" = 1 ] || rm -rf "$priv"; [ -z "$suite_cg" ] || rmdir "$suite_cg" 2>/dev/null' EXIT
 passed=0
 failed=0
 broken=""
@@ -75,12 +55,7 @@ for arg in "$@"; do
 	name=$(basename "$(dirname "$(dirname "$prog")")")/$(basename "$prog")
 	out=$(mktemp)
 	rcfile=$(mktemp)
-	if [ -n "$suite_cg" ]; then
-		{ sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$suite_cg" "$prog" 2>&1
-		  echo $? >"$rcfile"; } | tee "$out"
-	else
-		{ "$prog" 2>&1; echo $? >"$rcfile"; } | tee "$out"
-	fi
+	{ "$prog" 2>&1; echo $? >"$rcfile"; } | tee "$out"
 	status=$(cat "$rcfile")
 	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
 	san=$(grep -cE "$sanitizer" "$out")
