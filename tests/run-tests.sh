@@ -30,6 +30,11 @@ priv=/tmp/useonce-$(id -u)
 priv_was=0
 [ -e "$priv" ] && priv_was=1
 trap 'rm -rf "$TMPDIR"; [ "$priv_was" = 1 ] || rm -rf "$priv"' EXIT
+# dash runs no EXIT trap when a signal ends it: Ctrl-C would leave TMPDIR
+# behind.  Exit instead, through the trap above.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 passed=0
 failed=0
 broken=""
