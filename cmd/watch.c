@@ -117,22 +117,6 @@
  * and mappings from the test.  About 10 MiB read at 100 MiB/s.
  */
 #define UO_W_FULL_NS		(100 * UO_MS)
-/*
- * A reader (nothing written) is sampled about once per this many windows
- * of data at most, where memory has room for it: a sixteenth of the room
- * left under the watched processes' memory limit (or of free memory
- * without one), never less than a window.  Each sample costs 20-40 calls
- * (fdinfo, /proc/PID/io, the fd directory, cachestat, fadvise): one per
- * window was 128 samples per GiB, most of the watcher's 35-55 ms per GiB
- * read at 1 GiB/s.  Where memory is short (a 256 MiB cgroup with a hot
- * set) the room is a few MiB and samples stay a window apart.
- */
-#define UO_W_STEP_MAX		8
-#define UO_W_ROOM_SHARE		16
-/* The room is read again at most this often without a cgroup (MemFree, /proc/meminfo). */
-#define UO_W_ROOM_NS		(250 * UO_MS)
-/* The watched process's memory cgroup is looked for again this often (it may move). */
-#define UO_W_CGROUP_NS		(1000 * UO_MS)
 /* Descriptors that are not regular files are checked again this often, in samples. */
 #define UO_W_RECHECK		16
 /* Queued drops waiting for writeback; when it is full, the oldest is dropped as it is. */
@@ -262,18 +246,6 @@ struct uo_watch {
 	int64_t exit_polled_ns;	/* uo_wexited */
 	bool fan_skip;		/* no files came or went at the last sample (UO_W_FAN_SKIP_NS) */
 	bool stream_moved;	/* a stream moved since the last sample */
-	bool wrote;		/* a write position or size moved at this sample */
-	/*
-	 * The room left in memory for a reader's samples to be far apart
-	 * (UO_W_STEP_MAX): the usage file of the tightest memory cgroup of
-	 * the first watched process, or -1 (no limit: MemFree).
-	 */
-	int room_fd;
-	uint64_t room_limit;
-	char room_cg[1024];	/* that process's /proc/PID/cgroup, as last read */
-	int64_t room_cg_ns;	/* when it was read */
-	uint64_t room_free;	/* MemFree, as last read */
-	int64_t room_free_ns;
 	struct uo_whold hold;	/* 20 ms samples while streams pause after a burst */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
 	int child_status;
@@ -1395,7 +1367,6 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 		 */
 		uint64_t end = size > f->size && size > fi.pos ? size : fi.pos;
 
-		w->wrote = true;
 		if (end > f->mark) {
 			w->moved += end - f->mark;
 			uo_wevent(w, f, end, end - f->mark, UO_WRITE);
@@ -2278,13 +2249,11 @@ static void uo_wsleep(struct uo_watch *w, int64_t ns)
 		left = end - uo_now_ns();
 		/*
 		 * Nothing moved for a while (the interval backed off to its
-		 * slowest), or no file came or went at the last sample (a
-		 * reader's samples far apart, UO_W_STEP_MAX): others' events
-		 * wake us less often.  A watched process that starts again,
-		 * or opens a file, is seen at most this late.
+		 * slowest): others' events wake us less often.  A watched
+		 * process that starts again is seen at most this late.
 		 */
-		if (left > (ns >= UO_W_SLOW_NS || w->fan_skip ? UO_W_FAN_IDLE_NS : UO_W_FAN_NS))
-			left = ns >= UO_W_SLOW_NS || w->fan_skip ? UO_W_FAN_IDLE_NS : UO_W_FAN_NS;
+		if (left > (ns >= UO_W_SLOW_NS ? UO_W_FAN_IDLE_NS : UO_W_FAN_NS))
+			left = ns >= UO_W_SLOW_NS ? UO_W_FAN_IDLE_NS : UO_W_FAN_NS;
 		/*
 		 * Others' events wait; a watched process's exit does not: a
 		 * script unmounts a disk as soon as its copy exits, and what
@@ -2377,150 +2346,6 @@ int64_t uo_whold_interval(struct uo_whold *h, int64_t now, uint64_t moved, uint6
 	return interval;
 }
 
-/* A small file's first line(s), NUL-terminated: its length, or -1. */
-static ssize_t uo_wread_small(int dir, const char *path, char *buf, size_t size)
-{
-	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-/*
- * The tightest memory limit of the cgroup at 'path' under 'base' and of
- * its parents (v1: memory.limit_in_bytes; v2: memory.max), with its usage
- * file opened into w->room_fd.  Nothing opened: no limit found.
- */
-static void uo_wroom_walk(struct uo_watch *w, const char *base, const char *path,
-			  const char *limit_file, const char *usage_file)
-{
-	char at[512], file[600], buf[64];
-	uint64_t best = UINT64_MAX;
-	char *cut;
-
-	if (snprintf(at, sizeof(at), "%s%s", base, path) >= (int)sizeof(at))
-		return;
-	for (;;) {
-		char *end;
-		uint64_t v;
-		int fd;
-
-		snprintf(file, sizeof(file), "%s/%s", at, limit_file);
-		if (uo_wread_small(AT_FDCWD, file, buf, sizeof(buf)) > 0) {
-			v = strtoull(buf, &end, 10);
-			/* "max", or v1's "no limit" (a page short of 2^63): none. */
-			if (end != buf && v < (1ULL << 62) && v < best) {
-				snprintf(file, sizeof(file), "%s/%s", at, usage_file);
-				fd = open(file, O_RDONLY | O_CLOEXEC);
-				if (fd >= 0) {
-					if (w->room_fd >= 0)
-						close(w->room_fd);
-					w->room_fd = fd;
-					w->room_limit = v;
-					best = v;
-				}
-			}
-		}
-		cut = strrchr(at, '/');
-		if (!cut || (size_t)(cut - at) <= strlen(base))
-			break;
-		*cut = '\0';
-	}
-}
-
-/* The watched process's memory cgroup, looked for again now and then (uo_wroom). */
-static void uo_wroom_cgroup(struct uo_watch *w, int64_t now)
-{
-	char buf[sizeof(w->room_cg)], path[64], *line, *next;
-	const struct uo_wproc *p = NULL;
-	unsigned i;
-
-	if (w->room_cg_ns && now - w->room_cg_ns < UO_W_CGROUP_NS)
-		return;
-	w->room_cg_ns = now;
-	for (i = 0; i < w->nprocs && !p; i++)
-		if (!w->procs[i].gone)
-			p = &w->procs[i];
-	if (!p)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->pid);
-	if (uo_wread_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0 || !strcmp(buf, w->room_cg))
-		return;
-	memcpy(w->room_cg, buf, sizeof(buf));
-	if (w->room_fd >= 0)
-		close(w->room_fd);
-	w->room_fd = -1;
-	w->room_limit = 0;
-	for (line = buf; line && *line; line = next) {
-		char *ctl, *cg;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		/* ID:CONTROLLERS:PATH */
-		ctl = strchr(line, ':');
-		cg = ctl ? strchr(ctl + 1, ':') : NULL;
-		if (!cg)
-			continue;
-		*cg++ = '\0';
-		ctl++;
-		if (!*ctl && w->room_fd < 0)
-			uo_wroom_walk(w, "/sys/fs/cgroup", cg, "memory.max", "memory.current");
-		else if (strstr(ctl, "memory"))
-			uo_wroom_walk(w, "/sys/fs/cgroup/memory", cg, "memory.limit_in_bytes",
-				      "memory.usage_in_bytes");
-	}
-}
-
-/* Bytes of memory the watched processes may still fill before reclaim: 0 if unknown. */
-static uint64_t uo_wroom(struct uo_watch *w, int64_t now)
-{
-	char buf[4096], *s;
-	ssize_t n;
-
-	uo_wroom_cgroup(w, now);
-	if (w->room_fd >= 0) {
-		n = pread(w->room_fd, buf, 63, 0);
-		if (n <= 0)
-			return 0;
-		buf[n] = '\0';
-		return strtoull(buf, NULL, 10) < w->room_limit ?
-		       w->room_limit - strtoull(buf, NULL, 10) : 0;
-	}
-	if (w->room_free_ns && now - w->room_free_ns < UO_W_ROOM_NS)
-		return w->room_free;
-	w->room_free_ns = now;
-	w->room_free = 0;
-	if (uo_wread_small(AT_FDCWD, "/proc/meminfo", buf, sizeof(buf)) > 0 &&
-	    (s = strstr(buf, "MemFree:")))
-		w->room_free = strtoull(s + 8, NULL, 10) * 1024;
-	return w->room_free;
-}
-
-/*
- * The data between two samples: a window, or more for a reader where
- * memory has room (UO_W_STEP_MAX).  A writer keeps a window: its dirty
- * pages are what a late sample leaves to the flusher.
- */
-static uint64_t uo_wstep(struct uo_watch *w, int64_t now)
-{
-	uint64_t window = w->o->tuning.window, step;
-
-	if (w->wrote || w->npend || uo_wfiles_pending(&w->wf))
-		return window;
-	step = uo_wroom(w, now) / UO_W_ROOM_SHARE;
-	if (step < window)
-		return window;
-	return step > UO_W_STEP_MAX * window ? UO_W_STEP_MAX * window : step;
-}
-
 static void uo_wloop(struct uo_watch *w)
 {
 	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
@@ -2550,7 +2375,6 @@ static void uo_wloop(struct uo_watch *w)
 		bool grew;
 
 		w->wf.stopped = false;
-		w->wrote = false;
 		uo_wfan_drain(w);
 
 		if (now - last_tree >= UO_W_TREE_NS) {
@@ -2630,7 +2454,7 @@ static void uo_wloop(struct uo_watch *w)
 			int64_t rate = (int64_t)step * 1000000000LL /
 				       (interval > 0 ? interval : 1);
 
-			interval = rate > 0 ? (int64_t)uo_wstep(w, now) * 1000000000LL / rate
+			interval = rate > 0 ? (int64_t)w->o->tuning.window * 1000000000LL / rate
 					    : UO_W_FAST_NS;
 			if (interval < UO_W_FAST_NS)
 				interval = UO_W_FAST_NS;
@@ -2691,7 +2515,6 @@ static void uo_winit(struct uo_watch *w, const struct uo_watch_opts *o)
 	memset(w, 0, sizeof(*w));
 	w->o = o;
 	w->page = page > 0 ? (uint64_t)page : 4096;
-	w->room_fd = -1;
 	uo_wfiles_init(&w->wf, &o->tuning, o->dry_run);
 	w->wf.timed = o->stats;
 	uo_wfan_init(w);
@@ -2708,8 +2531,6 @@ static void uo_wfree(struct uo_watch *w)
 	free(w->fds);
 	free(w->mnts);
 	uo_wfiles_free(&w->wf);
-	if (w->room_fd >= 0)
-		close(w->room_fd);
 	if (w->fan >= 0)
 		close(w->fan);
 	uo_wfan_unhold(w);
