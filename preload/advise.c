@@ -279,15 +279,22 @@ static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
  */
 static _Atomic uint64_t uo_memory;	/* 0: not known yet; UINT64_MAX: unknown */
 
-/* Under no limit: this process's free-memory rules may apply. */
-static void uo_mem_set_unlimited(void)
+/* The limits were asked now: the next re-check is a second away.  False if the clock failed. */
+static bool uo_mem_note_asked(void)
 {
 	uint64_t now;
 
-	if (uo_clock_ms(CLOCK_MONOTONIC, &now)) {
-		atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
+	if (!uo_clock_ms(CLOCK_MONOTONIC, &now))
+		return false;
+	atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1, memory_order_relaxed);
+	return true;
+}
+
+/* Under no limit: this process's free-memory rules may apply. */
+static void uo_mem_set_unlimited(void)
+{
+	if (uo_mem_note_asked())
 		atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
-	}
 }
 
 uint64_t uo_memory_size(void)
@@ -310,11 +317,7 @@ uint64_t uo_memory_size(void)
 				 * limited for now, asked again within a second
 				 * (uo_still_unlimited).  A limit found stands.
 				 */
-				uint64_t now;
-
-				if (uo_clock_ms(CLOCK_MONOTONIC, &now))
-					atomic_store_explicit(&uo_mem_asked_ms, now ? now : 1,
-							      memory_order_relaxed);
+				(void)uo_mem_note_asked();
 				atomic_store_explicit(&uo_mem_retry, 1, memory_order_relaxed);
 			}
 		}
