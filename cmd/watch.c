@@ -1020,8 +1020,6 @@ static uint64_t uo_wfd_read_len(struct uo_watch *w, struct uo_wfd *f, uint64_t m
 	return 0;
 }
 
-
-
 static unsigned uo_wdir(const struct uo_wfd *f, uint64_t size)
 {
 	struct uo_cs cs;

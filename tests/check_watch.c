@@ -243,9 +243,8 @@ END_TEST
  * offsets (lseek, read), as a database's lookups do: no stream.  Its
  * samples show a position jumping both ways; a forward jump was taken
  * for data read, and a cached 256 MiB file lost 160 MiB of its pages,
- * the program running 6-13x slower.  Everything of it that was cached
- * when the watcher first looked must stay (the library keeps what was
- * cached before, and never makes a stream of random reads).
+ * the program running 6-13x slower.  Random reads are no stream (as in
+ * the library), so nothing of the file may be dropped.
  */
 START_TEST(test_random)
 {

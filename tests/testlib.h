@@ -206,11 +206,11 @@ struct uot_memstat {
 	uint64_t usage;
 };
 
-/* 0 if cgroup v1 memory cgroups can be made here, else -1 and why. */
 /* Where the tests make their memory cgroups (v1). */
 #define UOT_CGROUP_ROOT	"/sys/fs/cgroup/memory"
 /* A small file (a cgroup or /proc knob) written whole in one write: 0, or -1. */
 int uot_write_str(const char *path, const char *s);
+/* 0 if cgroup v1 memory cgroups can be made here, else -1 and why. */
 int uot_cgroup_supported(void);
 /* /sys/fs/cgroup/memory/uotest-PID-N with the limit set.  'cg' is zeroed first. */
 int uot_cgroup_create(struct uot_cgroup *cg, uint64_t limit);
