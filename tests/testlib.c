@@ -484,13 +484,22 @@ int uot_cgroup_create(struct uot_cgroup *cg, uint64_t limit)
 {
 	static unsigned seq;
 	char path[PATH_MAX], num[32];
+	unsigned tries = 0;
+	bool made;
 
 	memset(cg, 0, sizeof(*cg));
 	if (uot_cgroup_supported() != 0)
 		return -1;
-	uot_fmt(cg->path, sizeof(cg->path), UOT_CGROUP_ROOT "/" UOT_PREFIX "%d-%u",
-		(int)getpid(), seq++);
-	if (mkdir(cg->path, 0755) != 0) {
+	/*
+	 * Runs in other PID namespaces (`unshare -p`, containers) have the
+	 * same small pids as this one: a name taken by such a run is skipped.
+	 */
+	do {
+		uot_fmt(cg->path, sizeof(cg->path), UOT_CGROUP_ROOT "/" UOT_PREFIX "%d-%u",
+			(int)getpid(), seq++);
+		made = mkdir(cg->path, 0755) == 0;
+	} while (!made && errno == EEXIST && ++tries < 1000);
+	if (!made) {
 		uot_fail("cannot create %s: %s", cg->path, strerror(errno));
 		cg->path[0] = '\0';
 		return -1;
