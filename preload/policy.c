@@ -346,6 +346,16 @@ uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_
 	return tails < budget ? budget - tails : 0;
 }
 
+uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint64_t in_flight)
+{
+	uint64_t share;
+
+	if (others < window / 2 || (in_flight <= budget && others <= budget - in_flight))
+		return UO_NO_WAIT;
+	share = others < budget && budget - others > window / 2 ? budget - others - window / 2 : 0;
+	return in_flight > share ? share : UO_NO_WAIT;
+}
+
 struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 {
 	struct uo_advice adv;
