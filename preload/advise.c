@@ -124,7 +124,20 @@ static _Atomic int uo_mem_retry;
 struct uo_limit_read {
 	bool unread;
 	bool busy;
+	/* The cgroup whose limit binds, as uo_domain_note says. */
+	int dom_kind;
+	uint64_t dom_limit;
+	char dom[256];
 };
+
+/*
+ * The writers' memory domain (uo_domain_wait): the memory cgroup whose
+ * limit binds the process, else the machine.  Its dirty + writeback is
+ * read from that cgroup's memory.stat (v1: the total_ lines, which count
+ * its children too; v2: file_dirty and file_writeback, hierarchical) or
+ * from /proc/meminfo.
+ */
+enum { UO_DOM_NONE, UO_DOM_MACHINE, UO_DOM_V1, UO_DOM_V2 };
 
 /*
  * One thread at a time asks again (uo_still_unlimited); the others keep the
@@ -143,8 +156,21 @@ static bool uo_limit_busy(long err)
  * memory.high (v2: reclaim starts there).  rd->unread is set when the
  * cgroup's own file cannot be read, but for the root, which has none.
  */
+static void uo_domain_note(struct uo_limit_read *rd, int kind, const char *dir, size_t len,
+			   uint64_t limit)
+{
+	static const char stat[] = "/memory.stat";
+
+	if (!kind || (rd->dom_kind && limit >= rd->dom_limit) || len + sizeof(stat) > sizeof(rd->dom))
+		return;
+	memcpy(rd->dom, dir, len);
+	memcpy(rd->dom + len, stat, sizeof(stat));
+	rd->dom_kind = kind;
+	rd->dom_limit = limit;
+}
+
 static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
-			       struct uo_limit_read *rd)
+			       int kind, struct uo_limit_read *rd)
 {
 	char at[512], buf[64];
 	uint64_t limit = UINT64_MAX, v;
@@ -166,8 +192,10 @@ static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *f
 		n = uo_read_small(at, buf, sizeof(buf));
 		if (n > 0) {
 			v = uo_parse_u64(buf, &ok);
-			if (ok && v < limit)
+			if (ok && v < limit) {
 				limit = v;
+				uo_domain_note(rd, kind, at, blen + plen, v);
+			}
 		} else if (uo_limit_busy(n)) {
 			rd->busy = true;
 		} else if (leaf && plen > 1) {
@@ -249,20 +277,27 @@ static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 			 * files, and no limit; one whose cgroup.type cannot be read
 			 * is hidden from us.
 			 */
-			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", &none);
+			v = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.max", UO_DOM_V2, &none);
 			rd->busy |= none.busy;
 			if (none.unread) {
-				(void)uo_cgroup_walk("/sys/fs/cgroup", path, "cgroup.type", rd);
+				(void)uo_cgroup_walk("/sys/fs/cgroup", path, "cgroup.type", UO_DOM_NONE,
+						     rd);
 			} else {
-				uint64_t high = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.high",
-							       rd);
+				uint64_t high;
 
+				/* memory.max was read into 'none': its cgroup may be the one that binds. */
+				if (none.dom_kind)
+					uo_domain_note(rd, none.dom_kind, none.dom,
+						       strlen(none.dom) - strlen("/memory.stat"),
+						       none.dom_limit);
+				high = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.high", UO_DOM_V2,
+						      rd);
 				if (high < v)
 					v = high;
 			}
 		} else if (uo_cgroup_memory(ctl, ctl + strlen(ctl))) {
 			v = uo_cgroup_walk("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes",
-					   rd);
+					   UO_DOM_V1, rd);
 		} else {
 			continue;
 		}
@@ -270,6 +305,32 @@ static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 			limit = v;
 	}
 	return limit;
+}
+
+/*
+ * The domain found: the machine, or the cgroup 'rd' found binding.  The
+ * cgroup's path is written once and never again (a process moved to
+ * another cgroup keeps reading the first), so that readers in other
+ * threads see it whole without a lock: uo_dom_kind is set after it.
+ */
+static char uo_dom_path[256];
+static _Atomic int uo_dom_kind;
+static _Atomic int32_t uo_dom_owner;
+
+static void uo_domain_set(const struct uo_limit_read *rd, bool limited)
+{
+	int none = UO_DOM_NONE;
+
+	if (!limited || !rd->dom_kind) {
+		atomic_compare_exchange_strong_explicit(&uo_dom_kind, &none, UO_DOM_MACHINE,
+							memory_order_relaxed, memory_order_relaxed);
+		return;
+	}
+	if (atomic_load_explicit(&uo_dom_kind, memory_order_relaxed) >= UO_DOM_V1 ||
+	    !uo_try_own(&uo_dom_owner))
+		return;
+	memcpy(uo_dom_path, rd->dom, sizeof(uo_dom_path));
+	atomic_store_explicit(&uo_dom_kind, rd->dom_kind, memory_order_release);
 }
 
 /*
@@ -307,6 +368,7 @@ uint64_t uo_memory_size(void)
 		mem = uo_cgroup_limit(&rd);
 		if (uo_sys(SYS_sysinfo, &si) == 0)
 			ram = (uint64_t)si.totalram * si.mem_unit;
+		uo_domain_set(&rd, !ram || mem < ram);
 		if (ram && ram <= mem) {
 			mem = ram;
 			if (!rd.unread && !rd.busy) {
@@ -369,6 +431,7 @@ static bool uo_still_unlimited(void)
 	if (limit < mem || rd.unread) {
 		/* The reuse rule and the write budget are sized from it too. */
 		if (limit < mem) {
+			uo_domain_set(&rd, true);
 			atomic_store_explicit(&uo_memory, limit ? limit : UINT64_MAX,
 					      memory_order_relaxed);
 			atomic_store_explicit(&uo_budget, 0, memory_order_relaxed);
@@ -452,6 +515,73 @@ static int64_t uo_in_flight(int fd, uint64_t from, uint64_t to)
 	return (int64_t)((cs.nr_dirty + cs.nr_writeback) * uo_page_size());
 }
 
+/* The number after 'key' at the start of a line of 'buf'; 0 if none. */
+static uint64_t uo_stat_field(const char *buf, const char *key)
+{
+	size_t len = strlen(key);
+	const char *p = buf;
+	bool ok;
+
+	while (p && strncmp(p, key, len)) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return 0;
+	for (p += len; *p == ' '; p++)
+		;
+	return uo_parse_u64(p, &ok);
+}
+
+/*
+ * The domain's dirty + writeback bytes now.  About 850 bytes of
+ * memory.stat (v1) or 1.5 KiB of /proc/meminfo, one open, read and close.
+ */
+static bool uo_domain_in_flight(uint64_t *bytes)
+{
+	int kind = atomic_load_explicit(&uo_dom_kind, memory_order_acquire);
+	static const char *const keys[][2] = {
+		[UO_DOM_MACHINE] = { "Dirty:", "Writeback:" },
+		[UO_DOM_V1] = { "total_dirty", "total_writeback" },
+		[UO_DOM_V2] = { "file_dirty", "file_writeback" },
+	};
+	char buf[4096];
+
+	if (kind == UO_DOM_NONE ||
+	    uo_read_small(kind == UO_DOM_MACHINE ? "/proc/meminfo" : uo_dom_path, buf,
+			  sizeof(buf)) <= 0)
+		return false;
+	*bytes = (uo_stat_field(buf, keys[kind][0]) + uo_stat_field(buf, keys[kind][1])) *
+		 (kind == UO_DOM_MACHINE ? 1024 : 1);
+	return true;
+}
+
+/*
+ * What the domain has in flight besides a stream that has 'flying':
+ * read at most once every UO_DOMAIN_MS in the process (and once a window
+ * at most per stream: only its throttle asks), the last answer otherwise.
+ * A lone writer at 1 GB/s ends a window every 8 ms.
+ */
+#define UO_DOMAIN_MS	20u
+static _Atomic uint64_t uo_dom_read_ms;
+static _Atomic uint64_t uo_dom_others;
+static _Atomic int32_t uo_dom_reader;
+
+static uint64_t uo_domain_others(uint64_t flying)
+{
+	uint64_t now, last = atomic_load_explicit(&uo_dom_read_ms, memory_order_relaxed);
+	uint64_t domain = 0, others;
+
+	if (!uo_clock_ms(CLOCK_MONOTONIC, &now) || (last && now - last < UO_DOMAIN_MS) ||
+	    !uo_try_own(&uo_dom_reader))
+		return atomic_load_explicit(&uo_dom_others, memory_order_relaxed);
+	atomic_store_explicit(&uo_dom_read_ms, now ? now : 1, memory_order_relaxed);
+	others = uo_domain_in_flight(&domain) && domain > flying ? domain - flying : 0;
+	atomic_store_explicit(&uo_dom_others, others, memory_order_relaxed);
+	uo_release(&uo_dom_reader);
+	return others;
+}
+
 /*
  * Wait only while the stream has more than 'limit' in flight (checked
  * every 2 ms: a doubling nap overslept the disk by up to half), at most
@@ -469,6 +599,27 @@ static int64_t uo_wait_below(int fd, uint64_t from, uint64_t limit, uint64_t *wa
 		flying = uo_in_flight(fd, from, UO_EOF);
 	}
 	return flying;
+}
+
+/*
+ * A window written and its writeback started, with nothing to drop yet (a
+ * file written from its start before it is a stream, and a stream's first
+ * windows): no budget of its own holds it back, but the domain's does.
+ * Waits, for this file's own writeback only, while the domain is past the
+ * writers' budget (uo_domain_wait).  Returns the time waited.
+ */
+static uint64_t uo_domain_hold(int fd)
+{
+	int64_t flying = uo_in_flight(fd, 0, UO_EOF);
+	uint64_t limit, waited = 0;
+
+	if (flying <= 0)
+		return 0;
+	limit = uo_domain_wait(uo_write_budget(), uo_config.tuning.window,
+			       uo_domain_others((uint64_t)flying), (uint64_t)flying);
+	if (limit != UO_NO_WAIT)
+		(void)uo_wait_below(fd, 0, limit, &waited);
+	return waited;
 }
 
 /*
@@ -499,6 +650,12 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
 	tails = closing ? atomic_load_explicit(&uo_tails, memory_order_relaxed) : 0;
 	limit = uo_write_wait(closing ? uo_tail_budget() : budget, window, tails,
 			      (uint64_t)flying, closing);
+	if (!closing) {
+		uint64_t domain = uo_domain_wait(budget, window, uo_domain_others((uint64_t)flying),
+						 (uint64_t)flying);
+
+		limit = domain < limit ? domain : limit;
+	}
 	if (limit != UO_NO_WAIT)
 		flying = uo_wait_below(fd, from, limit, &waited);
 	if (closing && flying > 0)
@@ -779,7 +936,10 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 		else if (adv->flush.start < size)
 			UO_STAT_ADD(writeback, (adv->flush.end < size ? adv->flush.end : size) -
 					       adv->flush.start);
-		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, 0);
+		if (!err && !dry && !closing && !(adv->flags & UO_ADV_WAIT))
+			waited = uo_domain_hold(fd);
+		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, waited);
+		waited = 0;
 	}
 	if (!uo_range_empty(adv->drop)) {
 		struct uo_range r = adv->drop;
