@@ -636,7 +636,7 @@ static uint64_t uo_domain_hold(int fd)
  * *clean says whether anything may.
  */
 static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, bool closing,
-				  uint64_t *unclean, bool *clean)
+				  uint64_t *unclean, bool *clean, bool *held)
 {
 	uint64_t budget = uo_write_budget(), window = uo_config.tuning.window, waited = 0;
 	uint64_t from = r->start, end = r->end, tails, limit;
@@ -657,6 +657,7 @@ static uint64_t uo_write_throttle(int fd, struct uo_range *r, uint64_t keep, boo
 		uint64_t domain = uo_domain_wait(budget, window, uo_domain_others((uint64_t)flying),
 						 (uint64_t)flying);
 
+		*held = domain < limit;
 		limit = domain < limit ? domain : limit;
 	}
 	if (limit != UO_NO_WAIT)
@@ -923,10 +924,12 @@ static void uo_count_drop(struct uo_range r, uint64_t keep, uint64_t align, uint
  * In a dry run every decision is made and counted as usual, but the kernel
  * is told nothing: the trace says what would have been done.
  */
+#define UO_HELD	" (held back: its memory domain past the writers' budget)"
+
 unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *counted,
 		  uint64_t *unclean, bool closing)
 {
-	bool dry = uo_config.dryrun, clean = true;
+	bool dry = uo_config.dryrun, clean = true, held = false;
 	uint64_t waited = 0;
 	int err = 0;
 
@@ -941,14 +944,16 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 					       adv->flush.start);
 		if (!err && !dry && !closing && !(adv->flags & UO_ADV_WAIT))
 			waited = uo_domain_hold(fd);
-		uo_trace_advice(fd, dry ? "dry run: would flush" : "flush", adv->flush, err, waited);
+		uo_trace_advice(fd, dry ? "dry run: would flush" : waited ? "flush" UO_HELD : "flush",
+				adv->flush, err, waited);
 		waited = 0;
 	}
 	if (!uo_range_empty(adv->drop)) {
 		struct uo_range r = adv->drop;
 
 		if (!dry && (adv->flags & UO_ADV_WAIT)) {
-			waited = uo_write_throttle(fd, &r, adv->keep, closing, unclean, &clean);
+			waited = uo_write_throttle(fd, &r, adv->keep, closing, unclean, &clean,
+						   &held);
 			if (!clean) {
 				uo_trace_advice(fd, "kept for now (writeback not done)", r, 0, waited);
 				return 0;
@@ -967,6 +972,7 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 			uo_count_drop(r, adv->keep, uo_config.tuning.align, size, counted);
 		uo_trace_advice(fd, dry ? (adv->keep ? "dry run: would drop (sparing what was cached before)"
 						     : "dry run: would drop")
+					: held && waited ? "drop" UO_HELD
 					: adv->keep ? "drop (sparing what was cached before)" : "drop",
 				r, err, waited);
 	}
