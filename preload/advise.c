@@ -151,17 +151,17 @@ static bool uo_limit_busy(long err)
 }
 
 /*
- * The smallest memory limit of the cgroup 'path' (under 'base') and its
- * parents; 'file' is memory.limit_in_bytes (v1), memory.max or
- * memory.high (v2: reclaim starts there).  rd->unread is set when the
- * cgroup's own file cannot be read, but for the root, which has none.
+ * A limit found in the cgroup directory dir[0, len): the domain is the
+ * cgroup with the smallest limit, of this kind (UO_DOM_V1, UO_DOM_V2; 0:
+ * a file that is no limit).
  */
 static void uo_domain_note(struct uo_limit_read *rd, int kind, const char *dir, size_t len,
 			   uint64_t limit)
 {
 	static const char stat[] = "/memory.stat";
 
-	if (!kind || (rd->dom_kind && limit >= rd->dom_limit) || len + sizeof(stat) > sizeof(rd->dom))
+	if (!kind || (rd->dom_kind && limit >= rd->dom_limit) ||
+	    len + sizeof(stat) > sizeof(rd->dom))
 		return;
 	memcpy(rd->dom, dir, len);
 	memcpy(rd->dom + len, stat, sizeof(stat));
@@ -169,6 +169,12 @@ static void uo_domain_note(struct uo_limit_read *rd, int kind, const char *dir, 
 	rd->dom_limit = limit;
 }
 
+/*
+ * The smallest memory limit of the cgroup 'path' (under 'base') and its
+ * parents; 'file' is memory.limit_in_bytes (v1), memory.max or
+ * memory.high (v2: reclaim starts there).  rd->unread is set when the
+ * cgroup's own file cannot be read, but for the root, which has none.
+ */
 static uint64_t uo_cgroup_walk(const char *base, const char *path, const char *file,
 			       int kind, struct uo_limit_read *rd)
 {
