@@ -175,7 +175,7 @@ uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_
 
 /*
  * Writers of the whole memory domain (the memory cgroup whose limit binds
- * the process, else the machine): the same budget holds for all of them
+ * the process, if it limits it below RAM): the same budget holds for all of them
  * together, since each process keeping its own budget let eight writers in
  * a 256 MiB cgroup have 180-240 MiB in flight.  'others' is what the
  * domain had in flight besides this stream when last read (its dirty +
