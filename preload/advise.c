@@ -362,6 +362,17 @@ static void uo_mem_set_unlimited(void)
 		atomic_store_explicit(&uo_mem_unlimited, 1, memory_order_relaxed);
 }
 
+/*
+ * Asked at every event of a guarded descriptor (uo_tree_tuning): a
+ * process that never writes a window nor streams keeps from reading its
+ * cgroups.  A writer finds its memory at its first window's flush (the
+ * budget asks), before its threshold.
+ */
+uint64_t uo_memory_known(void)
+{
+	return atomic_load_explicit(&uo_memory, memory_order_relaxed);
+}
+
 uint64_t uo_memory_size(void)
 {
 	uint64_t mem = atomic_load_explicit(&uo_memory, memory_order_relaxed), ram = 0;

@@ -188,6 +188,16 @@ uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_
  */
 uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint64_t in_flight);
 
+/*
+ * The stream threshold for the memory a process may use ('memory', 0 or
+ * UINT64_MAX when not known: the configured one): at most 1/32 of it,
+ * never above the configured threshold nor below a window.  A file's
+ * first threshold of pages is never dropped, and eight writers' first 32
+ * MiB each filled a 256 MiB cgroup before any was a stream; there it is
+ * 8 MiB, on a machine of 1 GiB or more the configured 32 MiB.
+ */
+uint64_t uo_memory_threshold(const struct uo_tuning *t, uint64_t memory);
+
 /* Stop guarding this descriptor until it is reset (not a regular file...). */
 void uo_ignore(struct uo_stream *st);
 

@@ -78,16 +78,20 @@ void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh)
 const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning *buf)
 {
 	const struct uo_tuning *t = &uo_config.tuning;
+	uint64_t threshold = uo_memory_threshold(t, uo_memory_known());
 
 	/*
-	 * Reads only: a write stream's close waits for its tail (advise.c),
-	 * which many files of a tree would each pay; written files of a tree
-	 * below the threshold get their writeback started at close instead.
+	 * A window inside a tree: reads only, since a write stream's close
+	 * waits for its tail (advise.c), which many files of a tree would
+	 * each pay; written files of a tree below the threshold get their
+	 * writeback started at close instead.
 	 */
-	if (s->tree_dir != UO_READ + 1 || !t->window || t->window >= t->threshold)
+	if (s->tree_dir == UO_READ + 1 && t->window && t->window < threshold)
+		threshold = t->window;
+	if (threshold == t->threshold)
 		return t;
 	*buf = *t;
-	buf->threshold = t->window;
+	buf->threshold = threshold;
 	return buf;
 }
 

@@ -478,6 +478,36 @@ START_TEST(test_writers_share_the_domain_budget)
 END_TEST
 
 /*
+ * The threshold follows the memory the process may use: 1/32 of it, never
+ * above the configured one nor below a window; not known, the configured
+ * one.  A writer of a 256 MiB cgroup is then a stream, and its pages
+ * dropped behind it, from 8 MiB on.
+ */
+START_TEST(test_threshold_follows_the_memory)
+{
+	struct uo_tuning t = tun;
+	uint64_t off, promoted = 0;
+
+	ck_assert_uint_eq(uo_memory_threshold(&t, 0), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, UINT64_MAX), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 24 * GiB), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 1 * GiB), 32 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 512 * MiB), 16 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 256 * MiB), 8 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 128 * MiB), t.window);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 1 * MiB), t.window);
+	/* A window above the configured threshold never raises it. */
+	t.window = 64 * MiB;
+	ck_assert_uint_eq(uo_memory_threshold(&t, 256 * MiB), t.threshold);
+	tun.threshold = uo_memory_threshold(&tun, 256 * MiB);
+	for (off = 0; off < 64 * MiB && !promoted; off += MiB)
+		if (at(UO_WRITE, off, MiB).flags & UO_ADV_PROMOTED)
+			promoted = off + MiB;
+	ck_assert_uint_eq(promoted, 8 * MiB);
+}
+END_TEST
+
+/*
  * A temporary file (mkstemp, tmpfile, O_TMPFILE) written a MiB at a time
  * at the cursor, as sort writes its merge file: while memory is mostly
  * free and nothing limits it, none of its advice is left (nothing
@@ -1029,6 +1059,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
 	tcase_add_test(writes, test_writer_waits_only_past_its_budget);
 	tcase_add_test(writes, test_writers_share_the_domain_budget);
+	tcase_add_test(writes, test_threshold_follows_the_memory);
 	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
 	tcase_add_loop_test(writes, test_temp_file_left_to_the_kernel_while_memory_is_free, 0, 3);
