@@ -363,10 +363,9 @@ static void uo_mem_set_unlimited(void)
 }
 
 /*
- * Asked at every event of a guarded descriptor (uo_tree_tuning): a
- * process that never writes a window nor streams keeps from reading its
- * cgroups.  A writer finds its memory at its first window's flush (the
- * budget asks), before its threshold.
+ * Asked at every event of a guarded descriptor (uo_tree_tuning), which
+ * asks uo_memory_size only once a run passes a window: a process that
+ * moves less keeps from reading its cgroups.
  */
 uint64_t uo_memory_known(void)
 {
