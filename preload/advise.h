@@ -36,6 +36,8 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint6
 int64_t uo_cached_pages(int fd);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
 uint64_t uo_memory_size(void);
+/* The same if already found (no file read), else 0. */
+uint64_t uo_memory_known(void);
 /* Free memory now, of that: MemFree or the cgroup's limit less its usage, the smaller; 0: unknown. */
 uint64_t uo_memory_free(void);
 /* Does a file of this size fit comfortably in that memory (a quarter)? */

@@ -346,6 +346,27 @@ uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_
 	return tails < budget ? budget - tails : 0;
 }
 
+#define UO_THRESHOLD_SHARE	32u
+
+uint64_t uo_memory_threshold(const struct uo_tuning *t, uint64_t memory)
+{
+	uint64_t share = memory / UO_THRESHOLD_SHARE;
+
+	if (!memory || memory == UINT64_MAX || share >= t->threshold)
+		return t->threshold;
+	return share > t->window ? share : t->window < t->threshold ? t->window : t->threshold;
+}
+
+uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint64_t in_flight)
+{
+	uint64_t share;
+
+	if (others < window / 2 || (in_flight <= budget && others <= budget - in_flight))
+		return UO_NO_WAIT;
+	share = others < budget && budget - others > window / 2 ? budget - others - window / 2 : 0;
+	return in_flight > share ? share : UO_NO_WAIT;
+}
+
 struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 {
 	struct uo_advice adv;

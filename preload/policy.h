@@ -173,6 +173,31 @@ struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t);
 uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_t in_flight,
 		       bool closing);
 
+/*
+ * Writers of the whole memory domain (the memory cgroup whose limit binds
+ * the process, if it limits it below RAM): the same budget holds for all of them
+ * together, since each process keeping its own budget let eight writers in
+ * a 256 MiB cgroup have 180-240 MiB in flight.  'others' is what the
+ * domain had in flight besides this stream when last read (its dirty +
+ * writeback less 'in_flight' then).  A stream waits only when the domain
+ * is past the budget and the others hold at least half a window (a lone
+ * writer, whose domain is itself plus noise, keeps its own rule, above),
+ * down to what the others leave of the budget, less half a window: down
+ * to nothing once they hold all of it.  It waits for its own writeback
+ * only, never for another's.  Returns the level or UO_NO_WAIT.
+ */
+uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint64_t in_flight);
+
+/*
+ * The stream threshold for the memory a process may use ('memory', 0 or
+ * UINT64_MAX when not known: the configured one): at most 1/32 of it,
+ * never above the configured threshold nor below a window.  A file's
+ * first threshold of pages is never dropped, and eight writers' first 32
+ * MiB each filled a 256 MiB cgroup before any was a stream; there it is
+ * 8 MiB, on a machine of 1 GiB or more the configured 32 MiB.
+ */
+uint64_t uo_memory_threshold(const struct uo_tuning *t, uint64_t memory);
+
 /* Stop guarding this descriptor until it is reset (not a regular file...). */
 void uo_ignore(struct uo_stream *st);
 

@@ -75,19 +75,40 @@ void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh)
 	s->opened = pages == 0 ? UO_OPEN_COLD : pages > 0 ? UO_OPEN_CACHED : UO_OPEN_UNKNOWN;
 }
 
+/*
+ * The memory the process may use, asked once a run passes a window: a
+ * process that moves less reads no cgroup file.  A reader is asked no
+ * other way before its threshold (a writer at its first window's flush),
+ * and cat, cp's source and tar's in a 256 MiB cgroup kept 32 MiB each
+ * before they were streams.
+ */
+static uint64_t uo_tree_memory(const struct uo_slot *s, const struct uo_tuning *t)
+{
+	uint64_t mem = uo_memory_known();
+
+	if (!mem && s->st.state == UO_TRACKING && s->st.positioned &&
+	    s->st.next - s->st.run_start >= t->window)
+		mem = uo_memory_size();
+	return mem;
+}
+
 const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning *buf)
 {
 	const struct uo_tuning *t = &uo_config.tuning;
+	uint64_t threshold = uo_memory_threshold(t, uo_tree_memory(s, t));
 
 	/*
-	 * Reads only: a write stream's close waits for its tail (advise.c),
-	 * which many files of a tree would each pay; written files of a tree
-	 * below the threshold get their writeback started at close instead.
+	 * A window inside a tree: reads only, since a write stream's close
+	 * waits for its tail (advise.c), which many files of a tree would
+	 * each pay; written files of a tree below the threshold get their
+	 * writeback started at close instead.
 	 */
-	if (s->tree_dir != UO_READ + 1 || !t->window || t->window >= t->threshold)
+	if (s->tree_dir == UO_READ + 1 && t->window && t->window < threshold)
+		threshold = t->window;
+	if (threshold == t->threshold)
 		return t;
 	*buf = *t;
-	buf->threshold = t->window;
+	buf->threshold = threshold;
 	return buf;
 }
 

@@ -23,7 +23,10 @@ extern _Atomic unsigned uo_tree_on;
  * O_CREAT that found it empty is as new.
  */
 void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh);
-/* The tuning for the descriptor: inside a tree, files past a window are streams. */
+/*
+ * The tuning for the descriptor: its threshold 1/32 of the memory it may use
+ * (once known), and inside a tree, files past a window are streams.
+ */
 const struct uo_tuning *uo_tree_tuning(const struct uo_slot *s, struct uo_tuning *buf);
 /*
  * A descriptor is being closed (slot held), before the program's close:

@@ -445,6 +445,69 @@ START_TEST(test_writer_waits_only_past_its_budget)
 END_TEST
 
 /*
+ * The writers of a memory domain share its budget.  A lone writer (the
+ * others hold less than half a window: noise) keeps its own rule; past
+ * the budget with others writing, a stream waits down to what they leave
+ * of it, and down to nothing once they hold all of it.  Replayed: eight
+ * writers at a window boundary, each with 24 MiB in flight, in a 256 MiB
+ * cgroup (budget three windows): each waits for all of its own writeback.
+ */
+START_TEST(test_writers_share_the_domain_budget)
+{
+	const uint64_t w = tun.window, budget = 3 * w;
+	int i;
+
+	/* Alone, or within the budget together: no wait. */
+	ck_assert_uint_eq(uo_domain_wait(budget, w, 0, 4 * w), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_domain_wait(budget, w, w / 2 - 1, 4 * w), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_domain_wait(budget, w, w, w), UO_NO_WAIT);
+	ck_assert_uint_eq(uo_domain_wait(budget, w, 2 * w, w), UO_NO_WAIT);
+	/* Past it: down to what the others leave, less half a window. */
+	ck_assert_uint_eq(uo_domain_wait(budget, w, w, 2 * w + 1), budget - w - w / 2);
+	ck_assert_uint_eq(uo_domain_wait(budget, w, 2 * w, 2 * w), w / 2);
+	/* Already below that level: nothing to wait for. */
+	ck_assert_uint_eq(uo_domain_wait(budget, w, 2 * w + w / 2, w / 4), UO_NO_WAIT);
+	/* The others hold it all (the same with more than the budget): down to nothing. */
+	ck_assert_uint_eq(uo_domain_wait(budget, w, budget, 1), 0);
+	ck_assert_uint_eq(uo_domain_wait(budget, w, budget - w / 2, w), 0);
+	for (i = 1; i < 8; i++)
+		ck_assert_uint_eq(uo_domain_wait(budget, w, (uint64_t)i * 3 * w, 3 * w), 0);
+	/* Nothing in flight of its own: never a wait. */
+	ck_assert_uint_eq(uo_domain_wait(budget, w, 10 * budget, 0), UO_NO_WAIT);
+}
+END_TEST
+
+/*
+ * The threshold follows the memory the process may use: 1/32 of it, never
+ * above the configured one nor below a window; not known, the configured
+ * one.  A writer of a 256 MiB cgroup is then a stream, and its pages
+ * dropped behind it, from 8 MiB on.
+ */
+START_TEST(test_threshold_follows_the_memory)
+{
+	struct uo_tuning t = tun;
+	uint64_t off, promoted = 0;
+
+	ck_assert_uint_eq(uo_memory_threshold(&t, 0), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, UINT64_MAX), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 24 * GiB), t.threshold);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 1 * GiB), 32 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 512 * MiB), 16 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 256 * MiB), 8 * MiB);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 128 * MiB), t.window);
+	ck_assert_uint_eq(uo_memory_threshold(&t, 1 * MiB), t.window);
+	/* A window above the configured threshold never raises it. */
+	t.window = 64 * MiB;
+	ck_assert_uint_eq(uo_memory_threshold(&t, 256 * MiB), t.threshold);
+	tun.threshold = uo_memory_threshold(&tun, 256 * MiB);
+	for (off = 0; off < 64 * MiB && !promoted; off += MiB)
+		if (at(UO_WRITE, off, MiB).flags & UO_ADV_PROMOTED)
+			promoted = off + MiB;
+	ck_assert_uint_eq(promoted, 8 * MiB);
+}
+END_TEST
+
+/*
  * A temporary file (mkstemp, tmpfile, O_TMPFILE) written a MiB at a time
  * at the cursor, as sort writes its merge file: while memory is mostly
  * free and nothing limits it, none of its advice is left (nothing
@@ -995,6 +1058,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_without_lag_still_flushes_first);
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
 	tcase_add_test(writes, test_writer_waits_only_past_its_budget);
+	tcase_add_test(writes, test_writers_share_the_domain_budget);
+	tcase_add_test(writes, test_threshold_follows_the_memory);
 	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
 	tcase_add_loop_test(writes, test_temp_file_left_to_the_kernel_while_memory_is_free, 0, 3);
