@@ -104,6 +104,15 @@ static _Atomic int32_t uo_behind_owner;
 static _Atomic unsigned uo_early_waiting;
 /* uo_behind.n, for a look without the lock: most closes find nothing waiting. */
 static _Atomic unsigned uo_behind_waiting;
+/*
+ * A file was pushed at the last close, after a pass over the oldest: the
+ * next close (cp closes its source just after its copy) would look again
+ * at once, and find what that pass found, or the file just pushed, whose
+ * writeback was started a moment ago, still in flight: about 17 system
+ * calls for nothing (the descriptors listed, two opens, the lock asked).
+ * That one tick is skipped; the next push, tick or the exit looks.
+ */
+static _Atomic unsigned uo_behind_fresh;
 
 static void uo_behind_trace(const char *path, const char *what)
 {
@@ -368,6 +377,7 @@ static void uo_behind_run(unsigned max)
 	unsigned i;
 
 	held.taken = false;
+	atomic_store_explicit(&uo_behind_fresh, 0, memory_order_relaxed);
 	for (i = 0; i < max && uo_behind.n; i++) {
 		if (!uo_behind_look(&uo_behind.f[uo_behind.head], &held))
 			break;
@@ -412,6 +422,7 @@ static void uo_behind_push(const struct uo_behind_file *e)
 	uo_behind.n++;
 	uo_behind.bytes += e->size;
 	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
+	atomic_store_explicit(&uo_behind_fresh, 1, memory_order_relaxed);
 }
 
 void uo_behind_closing(int fd, const struct uo_file *f)
@@ -539,6 +550,10 @@ static void uo_behind_try(unsigned max)
 
 void uo_behind_tick(void)
 {
+	/* Another thread's pass in between clears it: at worst one look more, or one later. */
+	if (atomic_load_explicit(&uo_behind_fresh, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&uo_behind_fresh, 0, memory_order_relaxed))
+		return;
 	uo_behind_try(UO_BEHIND_STEP);
 }
 
