@@ -2166,6 +2166,9 @@ static void uo_wslept(struct uo_watch *w, bool quiet)
 		if (!w->procs[i].gone && w->procs[i].pidfd >= 0 && n++ < 64)
 			w->procs[i].slept = quiet;
 	}
+	/* Polled just now, as uo_wexited would: its next poll comes UO_W_EXIT_POLL_NS later. */
+	if (quiet && n <= 64)
+		w->exit_polled_ns = uo_now_ns();
 }
 
 /* The pidfds of the watched processes still running, up to 64: how many. */
