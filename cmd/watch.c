@@ -107,6 +107,8 @@
  * sample: a reaction that late is still far under one writeback call.
  */
 #define UO_W_EXIT_POLL_NS	(200 * 1000LL)
+/* With fanotify, a process's descriptors are listed at least this often (uo_wproc_list_due). */
+#define UO_W_LIST_NS		(100 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
 /*
@@ -165,7 +167,9 @@ struct uo_wproc {
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
 	int64_t low[2];		/* io_calls - told and io_disk - told, lowest since the last full look */
 	int64_t high;		/* io_calls - told, highest since then */
-	unsigned scans;		/* descriptors found at scan 0 were open before we looked */
+	unsigned scans;		/* listings of its descriptors so far */
+	int64_t listed_ns;	/* the last one (uo_wproc_list_due) */
+	int64_t list_low;	/* io_calls - told, lowest since then (uo_wproc_list_unexplained) */
 	bool slept;		/* its pidfd was quiet as the last sleep ended: alive, unasked */
 	bool gone;
 };
@@ -176,6 +180,12 @@ struct uo_wfd {
 	int info;		/* its fdinfo file, pread again at every sample; -1 if ignored */
 	int ours;		/* our own descriptor for the same file; -1 if ignored */
 	uint8_t kind;		/* enum uo_wkind */
+	/*
+	 * Ignored for what its file is (not a regular file, O_PATH or
+	 * O_DIRECT, on a filesystem we leave alone): info stays open, and
+	 * the recheck asks only whether fdinfo names another file now.
+	 */
+	bool settled;
 	bool seen;		/* listed by the last scan */
 	bool fresh;		/* opened while we watched, and cold: its first bytes were the stream's */
 	uint64_t ino, mnt;
@@ -249,6 +259,7 @@ struct uo_watch {
 	int64_t full_ns;	/* the last sample that looked at every file (UO_W_FULL_NS) */
 	int64_t exit_polled_ns;	/* uo_wexited */
 	bool fan_skip;		/* no files came or went at the last sample (UO_W_FAN_SKIP_NS) */
+	bool fan_heard;		/* fanotify reported a watched process's open or close since */
 	bool stream_moved;	/* a stream moved since the last sample */
 	struct uo_whold hold;	/* 20 ms samples while streams pause after a burst */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
@@ -1169,6 +1180,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->ours = -1;
 	f->file = -1;
 	f->kind = UO_WF_IGNORED;
+	f->settled = false;
 	snprintf(name, sizeof(name), "%d", f->fd);
 	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
 	if (f->info < 0 || uo_read_fdinfo(f->info, &fi) != 0)
@@ -1178,25 +1190,26 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->flags = fi.flags;
 	/* O_PATH: no I/O goes through it, and opening its file would be ours. */
 	if (fi.flags & O_PATH)
-		goto ignore;
+		goto settled;
 	/*
 	 * Pipes, sockets and the like name no path (and live on mounts no
 	 * mountinfo lists); reading the link asks no filesystem anything.
 	 */
 	n = readlinkat(p->fddir, name, path, sizeof(path) - 1);
 	if (n <= 0 || path[0] != '/')
-		goto ignore;
+		goto settled;
 	if (uo_wmnt_remote(w, p->pid, fi.mnt)) {
 		if (w->o->verbose && !f->remote_said)
 			uo_wsay("watch: pid %d fd %d: on a FUSE or network filesystem (or an "
 				"unknown mount): not opened again", (int)p->pid, f->fd);
 		f->remote_said = true;
-		goto ignore;
+		goto settled;
 	}
 	/* fstatat follows the magic link: the file itself, not opened. */
-	if (fstatat(p->fddir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
-	    (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
+	if (fstatat(p->fddir, name, &sb, 0) != 0)
 		goto ignore;
+	if (!S_ISREG(sb.st_mode) || (fi.ino && sb.st_ino != fi.ino) || (fi.flags & O_DIRECT))
+		goto settled;
 	/* Our open would break its lease: wfile.h. */
 	if (uo_wf_leased(&w->wf, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino)) {
 		if (w->o->verbose && !f->lease_said)
@@ -1228,11 +1241,7 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 		goto ignore;
 	f->dev = (uint64_t)ours.st_dev;
 	uo_wfan_mark(w, f->ours, (uint64_t)ours.st_dev, p->pid);
-	close(f->info);
-	/* Reopened for each sample would cost two calls more. */
-	f->info = openat(p->infodir, name, O_RDONLY | O_CLOEXEC);
-	if (f->info < 0)
-		goto ignore;
+	/* info stays open: pread again at every sample, not opened each time. */
 	f->kind = UO_WF_GUARDED;
 	w->churn++;
 	size = (uint64_t)ours.st_size;
@@ -1318,8 +1327,31 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	f->file = uo_wfiles_see(&w->wf, f->ours, uo_wfd_writes(f) | (f->fresh ? UO_WF_FRESH : 0));
 	uo_wevent(w, f, front, len, dir);
 	return;
+settled:
+	/* The same file stays ignored: only its fdinfo is read again (uo_wfd_recheck). */
+	f->settled = true;
+	return;
 ignore:
 	uo_wfd_drop_ours(f);
+}
+
+/*
+ * An ignored descriptor, now and then: a number reused for a file since
+ * we looked.  One ignored for what its file is costs one pread of its
+ * fdinfo while it names the same file (same inode, mount and flags: a
+ * fcntl can set O_DIRECT); it was opened, read, link-read, stat'ed and
+ * closed each time (five ignored descriptors of a static reader, /dev/null
+ * and pipes, were 7% of its watcher's CPU).
+ */
+static void uo_wfd_recheck(struct uo_watch *w, struct uo_wfd *f)
+{
+	struct uo_fdinfo fi;
+
+	if (f->settled && f->info >= 0 && uo_read_fdinfo(f->info, &fi) == 0 &&
+	    fi.ino == f->ino && fi.mnt == f->mnt && fi.flags == f->flags)
+		return;
+	uo_wfd_drop_ours(f);
+	uo_wfd_open(w, f);
 }
 
 /*
@@ -1397,10 +1429,8 @@ static void uo_wfd_sample(struct uo_watch *w, struct uo_wfd *f)
 
 	if (f->kind != UO_WF_GUARDED) {
 		/* A number reused for a file since we looked: checked now and then. */
-		if ((w->ticks + (unsigned)f->fd) % UO_W_RECHECK == 0) {
-			uo_wfd_drop_ours(f);
-			uo_wfd_open(w, f);
-		}
+		if ((w->ticks + (unsigned)f->fd) % UO_W_RECHECK == 0)
+			uo_wfd_recheck(w, f);
 		return;
 	}
 	if (uo_read_fdinfo(f->info, &fi) != 0 || fi.ino != f->ino || fi.mnt != f->mnt) {
@@ -1744,8 +1774,8 @@ static bool uo_wproc_unexplained(struct uo_wproc *p, uint64_t slack)
 	return more;
 }
 
-/* Lists the process's descriptors: new ones are looked at, vanished ones closed. */
-static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
+/* Lists the process's descriptors: new ones are opened, vanished ones closed. */
+static void uo_wproc_list(struct uo_watch *w, unsigned pi, int64_t now)
 {
 	struct uo_wproc *p = &w->procs[pi];
 	char buf[8192];
@@ -1778,6 +1808,7 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
 				w->fds = uo_grow(w->fds, &w->cap_fds, sizeof(*w->fds));
 			f = &w->fds[w->nfds++];
 			memset(f, 0, sizeof(*f));
+			f->info = f->ours = -1;
 			f->proc = (int)pi;
 			f->fd = (int)fd;
 			f->seen = true;
@@ -1790,19 +1821,73 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
 	for (i = 0; i < w->nfds; i++) {
 		struct uo_wfd *f = &w->fds[i];
 
-		if (f->proc != (int)pi)
-			continue;
-		if (f->seen && f->kind == UO_WF_GUARDED && uo_wf_stopped(&w->wf))
-			continue;
-		if (!f->seen) {
+		if (f->proc == (int)pi && !f->seen) {
 			uo_wfd_close(w, f);
 			w->fds[i] = w->fds[--w->nfds];
 			i--;
-		} else {
-			uo_wfd_sample(w, f);
 		}
 	}
 	p->scans++;
+	p->listed_ns = now;
+}
+
+/*
+ * Is the list of p's descriptors to be read at this sample?  Each listing
+ * was a tenth of a reader's watching (lseek, getdents64, a dentry made
+ * for each descriptor).  As root, fanotify tells every open and close of
+ * a watched process on the filesystems it works on (w->fan_heard): the
+ * list is read then, and otherwise at least every UO_W_LIST_NS, for what
+ * fanotify does not report (a file on a filesystem not marked yet, a
+ * descriptor dup'ed or passed over a socket) and which carries no data
+ * yet: one that does is listed at once (uo_wproc_scan).
+ */
+static bool uo_wproc_list_due(const struct uo_watch *w, const struct uo_wproc *p, int64_t now)
+{
+	return w->fan < 0 || !p->scans || w->fan_heard || !p->io_known ||
+	       now - p->listed_ns >= UO_W_LIST_NS;
+}
+
+/*
+ * What the process's calls moved (rchar + wchar) beyond what its guarded
+ * descriptors' positions and sizes showed, since its last listing: data
+ * moved through a descriptor we do not know (or pread, or a pipe), past
+ * slack.  The lowest difference seen is the reference: positions are
+ * read after the counters, and may be ahead of them.
+ */
+static bool uo_wproc_list_unexplained(struct uo_wproc *p, bool listed, uint64_t slack)
+{
+	int64_t d = (int64_t)(p->io_calls - p->told);
+
+	if (listed || d < p->list_low) {
+		p->list_low = d;
+		return false;
+	}
+	return d - p->list_low > (int64_t)slack;
+}
+
+/* The process's descriptors sampled, and listed when due (uo_wproc_list_due). */
+static void uo_wproc_scan(struct uo_watch *w, unsigned pi, int64_t now)
+{
+	struct uo_wproc *p = &w->procs[pi];
+	bool listed = uo_wproc_list_due(w, p, now);
+	unsigned i;
+
+	if (listed)
+		uo_wproc_list(w, pi, now);
+	for (i = 0; i < w->nfds; i++) {
+		struct uo_wfd *f = &w->fds[i];
+
+		if (f->proc != (int)pi)
+			continue;
+		if (f->kind == UO_WF_GUARDED && uo_wf_stopped(&w->wf))
+			continue;
+		uo_wfd_sample(w, f);
+	}
+	if (uo_wproc_list_unexplained(p, listed || !p->io_known, w->o->tuning.align ?
+				      w->o->tuning.align : w->o->tuning.window / 4)) {
+		uo_wproc_list(w, pi, now);
+		uo_wproc_list_unexplained(p, true, 0);
+	}
 }
 
 /* ---- fanotify: files opened and closed between two samples ---- */
@@ -2162,6 +2247,7 @@ static bool uo_wfan_drain(struct uo_watch *w)
 		}
 	}
 	uo_wfan_unhold(w);
+	w->fan_heard |= ours;
 	return ours;
 }
 
@@ -2179,6 +2265,9 @@ static void uo_wslept(struct uo_watch *w, bool quiet)
 		if (!w->procs[i].gone && w->procs[i].pidfd >= 0 && n++ < 64)
 			w->procs[i].slept = quiet;
 	}
+	/* Polled just now, as uo_wexited would: its next poll comes UO_W_EXIT_POLL_NS later. */
+	if (quiet && n <= 64)
+		w->exit_polled_ns = uo_now_ns();
 }
 
 /* The pidfds of the watched processes still running, up to 64: how many. */
@@ -2496,8 +2585,9 @@ static void uo_wloop(struct uo_watch *w)
 			if (!slept && !uo_wproc_alive(&w->procs[i]))
 				uo_wproc_gone(w, i);
 			else
-				uo_wproc_scan(w, i);
+				uo_wproc_scan(w, i, now);
 		}
+		w->fan_heard = false;
 		w->wf.moved = false;
 		grew = false;
 		slack = w->o->tuning.align ? w->o->tuning.align : w->o->tuning.window / 4;
