@@ -107,8 +107,6 @@
  * sample: a reaction that late is still far under one writeback call.
  */
 #define UO_W_EXIT_POLL_NS	(200 * 1000LL)
-/* With fanotify, a process's descriptors are listed at least this often (uo_wproc_list_due). */
-#define UO_W_LIST_NS		(100 * UO_MS)
 /* Children are looked for this often: a stream lasts longer than that to matter. */
 #define UO_W_TREE_NS		(250 * UO_MS)
 /*
@@ -167,9 +165,7 @@ struct uo_wproc {
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
 	int64_t low[2];		/* io_calls - told and io_disk - told, lowest since the last full look */
 	int64_t high;		/* io_calls - told, highest since then */
-	unsigned scans;		/* listings of its descriptors so far */
-	int64_t listed_ns;	/* the last one (uo_wproc_list_due) */
-	int64_t list_low;	/* io_calls - told, lowest since then (uo_wproc_list_unexplained) */
+	unsigned scans;		/* descriptors found at scan 0 were open before we looked */
 	bool slept;		/* its pidfd was quiet as the last sleep ended: alive, unasked */
 	bool gone;
 };
@@ -259,7 +255,6 @@ struct uo_watch {
 	int64_t full_ns;	/* the last sample that looked at every file (UO_W_FULL_NS) */
 	int64_t exit_polled_ns;	/* uo_wexited */
 	bool fan_skip;		/* no files came or went at the last sample (UO_W_FAN_SKIP_NS) */
-	bool fan_heard;		/* fanotify reported a watched process's open or close since */
 	bool stream_moved;	/* a stream moved since the last sample */
 	struct uo_whold hold;	/* 20 ms samples while streams pause after a burst */
 	pid_t child;		/* uo_watch_run: the command, reaped by us */
@@ -1774,8 +1769,8 @@ static bool uo_wproc_unexplained(struct uo_wproc *p, uint64_t slack)
 	return more;
 }
 
-/* Lists the process's descriptors: new ones are opened, vanished ones closed. */
-static void uo_wproc_list(struct uo_watch *w, unsigned pi, int64_t now)
+/* Lists the process's descriptors: new ones are looked at, vanished ones closed. */
+static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
 {
 	struct uo_wproc *p = &w->procs[pi];
 	char buf[8192];
@@ -1821,73 +1816,19 @@ static void uo_wproc_list(struct uo_watch *w, unsigned pi, int64_t now)
 	for (i = 0; i < w->nfds; i++) {
 		struct uo_wfd *f = &w->fds[i];
 
-		if (f->proc == (int)pi && !f->seen) {
+		if (f->proc != (int)pi)
+			continue;
+		if (f->seen && f->kind == UO_WF_GUARDED && uo_wf_stopped(&w->wf))
+			continue;
+		if (!f->seen) {
 			uo_wfd_close(w, f);
 			w->fds[i] = w->fds[--w->nfds];
 			i--;
+		} else {
+			uo_wfd_sample(w, f);
 		}
 	}
 	p->scans++;
-	p->listed_ns = now;
-}
-
-/*
- * Is the list of p's descriptors to be read at this sample?  Each listing
- * was a tenth of a reader's watching (lseek, getdents64, a dentry made
- * for each descriptor).  As root, fanotify tells every open and close of
- * a watched process on the filesystems it works on (w->fan_heard): the
- * list is read then, and otherwise at least every UO_W_LIST_NS, for what
- * fanotify does not report (a file on a filesystem not marked yet, a
- * descriptor dup'ed or passed over a socket) and which carries no data
- * yet: one that does is listed at once (uo_wproc_scan).
- */
-static bool uo_wproc_list_due(const struct uo_watch *w, const struct uo_wproc *p, int64_t now)
-{
-	return w->fan < 0 || !p->scans || w->fan_heard || !p->io_known ||
-	       now - p->listed_ns >= UO_W_LIST_NS;
-}
-
-/*
- * What the process's calls moved (rchar + wchar) beyond what its guarded
- * descriptors' positions and sizes showed, since its last listing: data
- * moved through a descriptor we do not know (or pread, or a pipe), past
- * slack.  The lowest difference seen is the reference: positions are
- * read after the counters, and may be ahead of them.
- */
-static bool uo_wproc_list_unexplained(struct uo_wproc *p, bool listed, uint64_t slack)
-{
-	int64_t d = (int64_t)(p->io_calls - p->told);
-
-	if (listed || d < p->list_low) {
-		p->list_low = d;
-		return false;
-	}
-	return d - p->list_low > (int64_t)slack;
-}
-
-/* The process's descriptors sampled, and listed when due (uo_wproc_list_due). */
-static void uo_wproc_scan(struct uo_watch *w, unsigned pi, int64_t now)
-{
-	struct uo_wproc *p = &w->procs[pi];
-	bool listed = uo_wproc_list_due(w, p, now);
-	unsigned i;
-
-	if (listed)
-		uo_wproc_list(w, pi, now);
-	for (i = 0; i < w->nfds; i++) {
-		struct uo_wfd *f = &w->fds[i];
-
-		if (f->proc != (int)pi)
-			continue;
-		if (f->kind == UO_WF_GUARDED && uo_wf_stopped(&w->wf))
-			continue;
-		uo_wfd_sample(w, f);
-	}
-	if (uo_wproc_list_unexplained(p, listed || !p->io_known, w->o->tuning.align ?
-				      w->o->tuning.align : w->o->tuning.window / 4)) {
-		uo_wproc_list(w, pi, now);
-		uo_wproc_list_unexplained(p, true, 0);
-	}
 }
 
 /* ---- fanotify: files opened and closed between two samples ---- */
@@ -2247,7 +2188,6 @@ static bool uo_wfan_drain(struct uo_watch *w)
 		}
 	}
 	uo_wfan_unhold(w);
-	w->fan_heard |= ours;
 	return ours;
 }
 
@@ -2585,9 +2525,8 @@ static void uo_wloop(struct uo_watch *w)
 			if (!slept && !uo_wproc_alive(&w->procs[i]))
 				uo_wproc_gone(w, i);
 			else
-				uo_wproc_scan(w, i, now);
+				uo_wproc_scan(w, i);
 		}
-		w->fan_heard = false;
 		w->wf.moved = false;
 		grew = false;
 		slack = w->o->tuning.align ? w->o->tuning.align : w->o->tuning.window / 4;
