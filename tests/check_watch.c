@@ -274,105 +274,6 @@ START_TEST(test_random)
 }
 END_TEST
 
-/*
- * The watcher's own account of a run (--stats): streams, MiB it told the
- * policy were read or written, MiB its descriptors' streams dropped.
- * False if the line is missing.
- */
-static bool watch_stats(const char *log, unsigned *streams, double *moved, double *dropped)
-{
-	char buf[8192], *p;
-
-	if (uot_read_text(log, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, " files, ")))
-		return false;
-	return sscanf(p, " files, %u streams; %lf MiB moved, %lf MiB dropped", streams, moved,
-		      dropped) == 3;
-}
-
-/*
- * The same reader unpaced: 400000 lookups read far more between two
- * samples than the position moves, and a forward jump within what was
- * read was believed (main before this: 32-128 MiB of the cached file
- * dropped in 3 of 3 runs, the program 3x slower reading them back; in the
- * suite, 1 stream in 2 of 2 runs, 178 MiB dropped in one).  The
- * library looks at the cursor once per window of reads and never sees
- * it in step with them: nothing may be dropped.
- */
-START_TEST(test_random_fast)
-{
-	char path[PATH_MAX], log[PATH_MAX];
-	const uint64_t size = 256 * UOT_MIB;
-	double moved = -1, dropped = -1;
-	unsigned streams = 0;
-	bool said;
-	int st;
-
-	uot_sfmt(path, sizeof(path), "%s/watch-random-fast", uot_build_dir());
-	uot_sfmt(log, sizeof(log), "%s/watch-random-fast.log", uot_build_dir());
-	ck_assert_msg(uot_make_file(path, size, 14) == 0, "%s", uot_why());
-	ck_assert_int_eq(uot_touch(path, UOT_TOUCH_READ, NULL), 0);
-	st = uot_sh("%s --stats %s random %s 400000 2>%s", uot_useonce(), static_io(), path, log);
-	said = watch_stats(log, &streams, &moved, &dropped);
-	unlink(path);
-	unlink(log);
-	printf("watch: random unpaced: %u streams, %.1f MiB told read, %.1f MiB dropped\n",
-	       streams, moved, dropped);
-	fflush(stdout);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
-	ck_assert_msg(said, "no --stats line");
-	ck_assert_msg(streams == 0 && dropped == 0,
-		      "random reads were taken for a stream: %.1f MiB dropped", dropped);
-}
-END_TEST
-
-/*
- * A reader that skips between its reads (read 64 KiB, lseek forward)
- * is a stream where the library takes it for one: a skip of 4 KiB (the
- * library: 767 of 768 MiB read as one stream) is, a skip as long as the
- * read (the library: no stream) is not.  The watcher sees one move per
- * sample, samples up to 64 MiB apart where memory has room, and gave each
- * sample 1 MiB of slack, not the library's 1 MiB per window of reads:
- * the 4 KiB skips were seeks at many samples (main before this: 528, 632
- * and 634 of 768 MiB told read; 737-760 since).
- */
-START_TEST(test_strided)
-{
-	char path[PATH_MAX], log[PATH_MAX];
-	const uint64_t size = 768 * UOT_MIB;
-	double moved[2] = { -1, -1 }, dropped[2] = { -1, -1 };
-	unsigned streams[2] = { 0, 0 }, i;
-	const unsigned skip[2] = { 4, 64 };
-	bool said[2];
-	int st[2];
-
-	uot_sfmt(path, sizeof(path), "%s/watch-strided", uot_build_dir());
-	uot_sfmt(log, sizeof(log), "%s/watch-strided.log", uot_build_dir());
-	ck_assert_msg(uot_make_file(path, size, 15) == 0, "%s", uot_why());
-	for (i = 0; i < 2; i++) {
-		uot_make_cold(path);
-		st[i] = uot_sh("%s --stats %s strided %s %u 2>%s", uot_useonce(), static_io(),
-			       path, skip[i], log);
-		said[i] = watch_stats(log, &streams[i], &moved[i], &dropped[i]);
-		printf("watch: strided, skip %u KiB: %u streams, %.1f MiB told read, %.1f MiB "
-		       "dropped\n", skip[i], streams[i], moved[i], dropped[i]);
-		fflush(stdout);
-	}
-	unlink(path);
-	unlink(log);
-	for (i = 0; i < 2; i++) {
-		ck_assert_msg(WIFEXITED(st[i]) && WEXITSTATUS(st[i]) == 0, "%s",
-			      uot_status_str(st[i]));
-		ck_assert_msg(said[i], "no --stats line");
-	}
-	/* Told as read: its position's moves (reads and skips) once they are a stream. */
-	ck_assert_msg(streams[0] >= 1 && moved[0] >= 0.9 * 768,
-		      "skips of 4 KiB: %.1f MiB of 768 told as read", moved[0]);
-	ck_assert_msg(streams[1] == 0 && dropped[1] == 0,
-		      "skips as long as the reads were taken for a stream: %.1f MiB dropped",
-		      dropped[1]);
-}
-END_TEST
-
 START_TEST(test_status)
 {
 	int st;
@@ -1159,8 +1060,6 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_pskip);
 	tcase_add_test(tc, test_random);
-	tcase_add_test(tc, test_random_fast);
-	tcase_add_test(tc, test_strided);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
 	tcase_add_test(tc, test_mntid);

@@ -13,10 +13,6 @@
  *					block of FILE, read 4 KiB (a database's
  *					lookups: no stream, whatever the samples
  *					of its position show)
- *	static_io strided FILE SKIP	read(2) 64 KiB, lseek SKIP KiB forward, to
- *					the end (a reader of every other record:
- *					a stream only if the gaps are small, as
- *					in the library)
  *
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
@@ -119,8 +115,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
-			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT | strided FILE SKIP "
-			"[exit=N]\n");
+			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT [exit=N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "read")) {
@@ -208,18 +203,6 @@ int main(int argc, char **argv)
 				return fail("read");
 			pace(off += n);
 		}
-	} else if (!strcmp(argv[1], "strided") && argc == 4) {
-		off_t skip = (off_t)atoll(argv[3]) << 10;
-
-		if ((in = open(argv[2], O_RDONLY)) < 0)
-			return fail(argv[2]);
-		while ((n = read(in, buf, 64 << 10)) > 0) {
-			pace(off += n);
-			if (lseek(in, skip, SEEK_CUR) < 0)
-				return fail("lseek");
-		}
-		if (n < 0)
-			return fail("read");
 	} else {
 		fprintf(stderr, "static_io: unknown mode %s\n", argv[1]);
 		return 2;
