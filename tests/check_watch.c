@@ -274,6 +274,61 @@ START_TEST(test_random)
 }
 END_TEST
 
+/*
+ * The watcher's own account of a run (--stats): streams, MiB it told the
+ * policy were read or written, MiB its descriptors' streams dropped.
+ * False if the line is missing.
+ */
+static bool watch_stats(const char *log, unsigned *streams, double *moved, double *dropped)
+{
+	char buf[8192], *p;
+
+	if (uot_read_text(log, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, " files, ")))
+		return false;
+	return sscanf(p, " files, %u streams; %lf MiB moved, %lf MiB dropped", streams, moved,
+		      dropped) == 3;
+}
+
+/*
+ * Two threads, each reading its own file to the end: two streams, as the
+ * library sees them (its hooks count per descriptor).  The watcher sees one
+ * process's read counters (rchar) for both: a rule that judges each
+ * reader's moves against them must not lose either stream (an account of
+ * rchar less what the other reader moved, tried and withdrawn, found 1
+ * stream and 168-193 of 768 MiB told read here; this watcher 709-746).
+ */
+START_TEST(test_threads)
+{
+	char a[PATH_MAX], b[PATH_MAX], log[PATH_MAX];
+	const uint64_t size = 384 * UOT_MIB;
+	double moved = -1, dropped = -1;
+	unsigned streams = 0;
+	bool said;
+	int st;
+
+	uot_sfmt(a, sizeof(a), "%s/watch-threads-a", uot_build_dir());
+	uot_sfmt(b, sizeof(b), "%s/watch-threads-b", uot_build_dir());
+	uot_sfmt(log, sizeof(log), "%s/watch-threads.log", uot_build_dir());
+	ck_assert_msg(uot_make_file(a, size, 16) == 0, "%s", uot_why());
+	ck_assert_msg(uot_make_file(b, size, 17) == 0, "%s", uot_why());
+	uot_make_cold(a);
+	uot_make_cold(b);
+	st = uot_sh("%s --stats %s read2 %s %s 2>%s", uot_useonce(), static_io(), a, b, log);
+	said = watch_stats(log, &streams, &moved, &dropped);
+	unlink(a);
+	unlink(b);
+	unlink(log);
+	printf("watch: two threads, a file each: %u streams, %.1f MiB told read, %.1f MiB "
+	       "dropped\n", streams, moved, dropped);
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	ck_assert_msg(said, "no --stats line");
+	ck_assert_msg(streams == 2 && moved >= 0.6 * 768,
+		      "two threads streaming a file each: %u streams, %.1f MiB of 768 told read",
+		      streams, moved);
+}
+END_TEST
+
 START_TEST(test_status)
 {
 	int st;
@@ -1060,6 +1115,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_pskip);
 	tcase_add_test(tc, test_random);
+	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_remote);
 	tcase_add_test(tc, test_mntid);

@@ -106,7 +106,7 @@ check-one:
 $(B)/tests/static_io: tests/helpers/static_io.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -o $@ $< $(LDFLAGS)
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -static -pthread -o $@ $< $(LDFLAGS)
 
 # check_faildisk: the same writer, static, so only the watcher can guard it.
 $(B)/tests/write_fsync_static: tests/helpers/write_fsync.c

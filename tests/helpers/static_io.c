@@ -13,6 +13,10 @@
  *					block of FILE, read 4 KiB (a database's
  *					lookups: no stream, whatever the samples
  *					of its position show)
+ *	static_io read2 A B		two threads, each read(2)s its own file in
+ *					1 MiB calls to the end (unpaced): two
+ *					streams in one process, whose read counters
+ *					(/proc/PID/io) are shared
  *
  * A last argument "exit=N" makes it exit with N once done (0 otherwise),
  * so that a test can see the status come through the watcher.
@@ -26,6 +30,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +97,23 @@ static int fail(const char *what)
 	return 1;
 }
 
+static char buf2[CHUNK];
+
+/* read2's second thread: B read to the end; its status through the pointer. */
+static void *read_other(void *arg)
+{
+	const char *path = arg;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return (void *)(long)fail(path);
+	while ((n = read(fd, buf2, CHUNK)) > 0)
+		;
+	close(fd);
+	return (void *)(long)(n < 0 ? fail("read") : 0);
+}
+
 int main(int argc, char **argv)
 {
 	int status = 0, in = -1, out = -1;
@@ -115,7 +137,7 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
-			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT [exit=N]\n");
+			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT | read2 A B [exit=N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "read")) {
@@ -203,6 +225,21 @@ int main(int argc, char **argv)
 				return fail("read");
 			pace(off += n);
 		}
+	} else if (!strcmp(argv[1], "read2") && argc == 4) {
+		pthread_t other;
+		void *ret;
+
+		if (pthread_create(&other, NULL, read_other, argv[3]) != 0)
+			return fail("pthread_create");
+		if ((in = open(argv[2], O_RDONLY)) < 0)
+			return fail(argv[2]);
+		while ((n = read(in, buf, CHUNK)) > 0)
+			;
+		if (n < 0)
+			return fail("read");
+		pthread_join(other, &ret);
+		if (ret)
+			return 1;
 	} else {
 		fprintf(stderr, "static_io: unknown mode %s\n", argv[1]);
 		return 2;
