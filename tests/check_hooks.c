@@ -1075,7 +1075,7 @@ static void *idle_thread(void *arg)
  */
 START_TEST(test_temp_file_guarded_under_a_later_limit)
 {
-	char tpath[PATH_MAX], at[PATH_MAX], home[PATH_MAX], pid[32];
+	char tpath[PATH_MAX], at[PATH_MAX], home[PATH_MAX + 64], pid[32];
 	static char block[MiB];
 	struct uot_cgroup cg;
 	long before, after;

@@ -477,55 +477,55 @@ START_TEST(test_written_file_identity)
 {
 	const struct uo_behind_id was = { 2049, 12, 128 * KiB, 1700000000123456789ULL,
 					  1700000001000000001LL };
-	struct uo_behind_id now = was, ring = was;
+	struct uo_behind_id is = was, ring = was;
 
-	ck_assert(uo_behind_same(&was, &now));
+	ck_assert(uo_behind_same(&was, &is));
 	/* Another inode number, device or size. */
-	now.ino++;
-	ck_assert(!uo_behind_same(&was, &now));
-	now = was;
-	now.dev++;
-	ck_assert(!uo_behind_same(&was, &now));
-	now = was;
-	now.size--;
-	ck_assert(!uo_behind_same(&was, &now));
+	is.ino++;
+	ck_assert(!uo_behind_same(&was, &is));
+	is = was;
+	is.dev++;
+	ck_assert(!uo_behind_same(&was, &is));
+	is = was;
+	is.size--;
+	ck_assert(!uo_behind_same(&was, &is));
 	/* The same number, a new inode: born later, changed later. */
-	now = was;
-	now.btime_ns += 5000000000ULL;
-	now.ctime_ns += 5000000000LL;
-	ck_assert(!uo_behind_same(&was, &now));
+	is = was;
+	is.btime_ns += 5000000000ULL;
+	is.ctime_ns += 5000000000LL;
+	ck_assert(!uo_behind_same(&was, &is));
 	/* Born later alone tells it. */
-	now = was;
-	now.btime_ns++;
-	ck_assert(!uo_behind_same(&was, &now));
+	is = was;
+	is.btime_ns++;
+	ck_assert(!uo_behind_same(&was, &is));
 	/* Rewritten in place, chmod, renamed, times set: changed since the hand-over. */
-	now = was;
-	now.ctime_ns++;
-	ck_assert(!uo_behind_same(&was, &now));
+	is = was;
+	is.ctime_ns++;
+	ck_assert(!uo_behind_same(&was, &is));
 	/* A filesystem that keeps no birth time: the change time alone tells. */
 	ring.btime_ns = 0;
-	now = ring;
-	ck_assert(uo_behind_same(&ring, &now));
-	now.ctime_ns++;
-	ck_assert(!uo_behind_same(&ring, &now));
-	/* Unknown then, known now (or the reverse): not taken for the same. */
-	now = ring;
-	now.btime_ns = was.btime_ns;
-	ck_assert(!uo_behind_same(&ring, &now));
-	now = was;
-	now.btime_ns = 0;
-	ck_assert(!uo_behind_same(&was, &now));
+	is = ring;
+	ck_assert(uo_behind_same(&ring, &is));
+	is.ctime_ns++;
+	ck_assert(!uo_behind_same(&ring, &is));
+	/* Unknown then, known is (or the reverse): not taken for the same. */
+	is = ring;
+	is.btime_ns = was.btime_ns;
+	ck_assert(!uo_behind_same(&ring, &is));
+	is = was;
+	is.btime_ns = 0;
+	ck_assert(!uo_behind_same(&was, &is));
 	/*
 	 * A process's own ring records no change time (tar x sets times after
 	 * its close): any change time is the same file, the birth time decides.
 	 */
 	ring = was;
 	ring.ctime_ns = 0;
-	now = was;
-	now.ctime_ns += 7;
-	ck_assert(uo_behind_same(&ring, &now));
-	now.btime_ns += 1;
-	ck_assert(!uo_behind_same(&ring, &now));
+	is = was;
+	is.ctime_ns += 7;
+	ck_assert(uo_behind_same(&ring, &is));
+	is.btime_ns += 1;
+	ck_assert(!uo_behind_same(&ring, &is));
 }
 END_TEST
 
