@@ -173,6 +173,16 @@ static void uo_domain_note(struct uo_limit_read *rd, int kind, const char *dir, 
 	rd->dom_limit = limit;
 }
 
+/* The domain 'from' found, if its limit is smaller than the one 'rd' holds. */
+static void uo_domain_take(struct uo_limit_read *rd, const struct uo_limit_read *from)
+{
+	if (!from->dom_kind || (rd->dom_kind && from->dom_limit >= rd->dom_limit))
+		return;
+	memcpy(rd->dom, from->dom, sizeof(rd->dom));
+	rd->dom_kind = from->dom_kind;
+	rd->dom_limit = from->dom_limit;
+}
+
 /*
  * The smallest memory limit of the cgroup 'path' (under 'base') and its
  * parents; 'file' is memory.limit_in_bytes (v1), memory.max or
@@ -296,10 +306,7 @@ static uint64_t uo_cgroup_limit(struct uo_limit_read *rd)
 				uint64_t high;
 
 				/* memory.max was read into 'none': its cgroup may be the one that binds. */
-				if (none.dom_kind)
-					uo_domain_note(rd, none.dom_kind, none.dom,
-						       strlen(none.dom) - strlen("/memory.stat"),
-						       none.dom_limit);
+				uo_domain_take(rd, &none);
 				high = uo_cgroup_walk("/sys/fs/cgroup", path, "memory.high", UO_DOM_V2,
 						      rd);
 				if (high < v)
