@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # bench/writers.py: many writers in one memory cgroup, libraries side by side.
 #
-#   sudo bench/writers.py [-r ROUNDS] [-n WRITERS] [-s MIB] [--hot MIB] LIB...
+#   sudo bench/writers.py [-r ROUNDS] [-n WRITERS] [-s MIB] [--bs BYTES] [--hot MIB] LIB...
 #
 # Each round runs every variant once (LIB paths, or "none" for no library),
 # the order rotating from round to round.  A run: a fresh v1 memory cgroup
 # of --limit MiB; a hot file of --hot MiB made cold, mapped and touched once
 # inside it; then WRITERS `dd if=/dev/zero of=F_i bs=1M count=MIB` started
-# together inside it, LD_PRELOAD=LIB.  The cgroup's memory.stat dirty +
+# together inside it, LD_PRELOAD=LIB (--bs: records of that many bytes
+# instead, as many as make MIB; tar writes 10240).  The cgroup's memory.stat dirty +
 # writeback is sampled every ~10 ms.  Printed per run and as medians
 # (min..max): wall time until the last dd exits, peak dirty + writeback,
 # hot set resident after (fincore).  -n 1 --hot 0 is a lone writer;
@@ -105,8 +106,9 @@ def run_one(args, lib, d, hot, idx):
         for i, o in enumerate(outs):
             if args.trace and lib != "none":
                 env["USEONCE_TRACE"] = os.path.join(args.trace, "trace%d-%d" % (idx, i))
-            procs.append(subprocess.Popen(["dd", "if=/dev/zero", "of=" + o, "bs=1M",
-                                           "count=%d" % args.size],
+            procs.append(subprocess.Popen(["dd", "if=/dev/zero", "of=" + o,
+                                           "bs=%d" % args.bs,
+                                           "count=%d" % -(-args.size * MIB // args.bs)],
                                           env=env, stderr=subprocess.DEVNULL,
                                           preexec_fn=in_cgroup(cg) if cg else None))
         peak = 0
@@ -153,6 +155,7 @@ def main():
     ap.add_argument("-r", "--rounds", type=int, default=5)
     ap.add_argument("-n", "--writers", type=int, default=8)
     ap.add_argument("-s", "--size", type=int, default=128, help="MiB per writer")
+    ap.add_argument("--bs", type=int, default=MIB, help="bytes per write")
     ap.add_argument("--hot", type=int, default=85, help="hot file MiB, 0: none")
     ap.add_argument("--limit", type=int, default=256, help="cgroup MiB")
     ap.add_argument("--no-cgroup", action="store_true")
