@@ -123,6 +123,13 @@
 #define UO_W_PENDING		64
 /* Writeback is not started while this many windows of the file are under writeback (wfile.c). */
 #define UO_W_INFLIGHT		4
+/*
+ * Writeback submitted in one sample, at most this long (wfile.h, wb_until):
+ * past it the sample ends, and the next comes after UO_W_CUT_NS, its
+ * drops first.  A sample takes well under a millisecond otherwise.
+ */
+#define UO_W_WB_NS		(10 * UO_MS)
+#define UO_W_CUT_NS		(1 * UO_MS)
 /* Queued drops are tried again at least this often. */
 #define UO_W_PEND_NS		(20 * UO_MS)
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
@@ -2458,6 +2465,8 @@ static void uo_wloop(struct uo_watch *w)
 		bool grew;
 
 		w->wf.stopped = false;
+		w->wf.wb_until = now + UO_W_WB_NS;
+		w->wf.wb_cut = false;
 		uo_wfan_drain(w);
 
 		if (now - last_tree >= UO_W_TREE_NS) {
@@ -2564,10 +2573,12 @@ static void uo_wloop(struct uo_watch *w)
 		 * disk, and a writer always has one waiting (a paced writer's
 		 * samples were three in four for nothing).
 		 */
-		uo_wsleep(w, (w->npend || uo_wfiles_pending(&w->wf)) && interval > UO_W_PEND_NS ?
+		uo_wsleep(w, w->wf.wb_cut ? UO_W_CUT_NS :
+			  (w->npend || uo_wfiles_pending(&w->wf)) && interval > UO_W_PEND_NS ?
 			  UO_W_PEND_NS : interval);
 	}
-	/* The last closes, as the processes exited. */
+	/* The last closes, as the processes exited: their writeback unbounded. */
+	w->wf.wb_until = 0;
 	w->wf.stopped = false;
 	uo_wfan_drain(w);
 	uo_wfiles_close_all(&w->wf);
