@@ -124,9 +124,11 @@
 /* Writeback is not started while this many windows of the file are under writeback (wfile.c). */
 #define UO_W_INFLIGHT		4
 /*
- * Writeback submitted in one sample, at most this long (wfile.h, wb_until):
- * past it the sample ends, and the next comes after UO_W_CUT_NS, its
- * drops first.  A sample takes well under a millisecond otherwise.
+ * Writeback submitted in one sample, at most this long (wfile.h, wb_until),
+ * while a reader streams: past it the sample ends, and the next comes after
+ * UO_W_CUT_NS, the reader's drops first.  A sample takes well under a
+ * millisecond otherwise.  Without a reader nothing clean waits for the
+ * sample, and a cut only leaves written pages dirty longer.
  */
 #define UO_W_WB_NS		(10 * UO_MS)
 #define UO_W_CUT_NS		(1 * UO_MS)
@@ -2436,6 +2438,18 @@ int64_t uo_whold_interval(struct uo_whold *h, int64_t now, uint64_t moved, uint6
 	return interval;
 }
 
+/* A guarded descriptor reads a stream: its clean pages wait for each sample. */
+static bool uo_wreading(const struct uo_watch *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].kind == UO_WF_GUARDED && w->fds[i].st.state == UO_STREAM &&
+		    w->fds[i].st.dir == UO_READ)
+			return true;
+	return false;
+}
+
 static void uo_wloop(struct uo_watch *w)
 {
 	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
@@ -2465,7 +2479,7 @@ static void uo_wloop(struct uo_watch *w)
 		bool grew;
 
 		w->wf.stopped = false;
-		w->wf.wb_until = now + UO_W_WB_NS;
+		w->wf.wb_until = uo_wreading(w) ? now + UO_W_WB_NS : 0;
 		w->wf.wb_cut = false;
 		uo_wfan_drain(w);
 
