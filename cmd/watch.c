@@ -123,6 +123,15 @@
 #define UO_W_PENDING		64
 /* Writeback is not started while this many windows of the file are under writeback (wfile.c). */
 #define UO_W_INFLIGHT		4
+/*
+ * Writeback submitted in one sample, at most this long (wfile.h, wb_until),
+ * while a reader streams: past it the sample ends, and the next comes after
+ * UO_W_CUT_NS, the reader's drops first.  A sample takes well under a
+ * millisecond otherwise.  Without a reader nothing clean waits for the
+ * sample, and a cut only leaves written pages dirty longer.
+ */
+#define UO_W_WB_NS		(10 * UO_MS)
+#define UO_W_CUT_NS		(1 * UO_MS)
 /* Queued drops are tried again at least this often. */
 #define UO_W_PEND_NS		(20 * UO_MS)
 /* At the end, how long queued drops may wait for writeback before we give up on them. */
@@ -161,6 +170,12 @@ struct uo_wproc {
 	uint64_t io_disk;	/* read_bytes + write_bytes: what it brought or dirtied, so far */
 	uint64_t io_rchar;	/* rchar: bytes its read calls moved, so far */
 	uint64_t io_syscr;	/* syscr: its read calls, so far */
+	/*
+	 * read_bytes at its first look, less what readers found under way
+	 * were given as their own since (uo_wfd_own_prefix); UO_UNKNOWN
+	 * until read.
+	 */
+	uint64_t unclaimed;
 	uint64_t told;		/* what its guarded descriptors' positions and sizes moved, summed */
 	int64_t low[2];		/* io_calls - told and io_disk - told, lowest since the last full look */
 	int64_t high;		/* io_calls - told, highest since then */
@@ -939,12 +954,12 @@ static void uo_wevent(struct uo_watch *w, struct uo_wfd *f, uint64_t end, uint64
 
 /* /proc/PID/io read now: false if it cannot be. */
 static bool uo_wproc_io_read(const struct uo_wproc *p, uint64_t *calls, uint64_t *disk,
-			     uint64_t *rchar, uint64_t *syscr)
+			     uint64_t *rchar, uint64_t *syscr, uint64_t *rbytes)
 {
 	char buf[512], *s;
 	ssize_t n;
 
-	*calls = *disk = *rchar = *syscr = 0;
+	*calls = *disk = *rchar = *syscr = *rbytes = 0;
 	if (p->io < 0 || (n = pread(p->io, buf, sizeof(buf) - 1, 0)) <= 0)
 		return false;
 	buf[n] = '\0';
@@ -956,8 +971,11 @@ static bool uo_wproc_io_read(const struct uo_wproc *p, uint64_t *calls, uint64_t
 			*calls += strtoull(s + 6, NULL, 10);
 		} else if (!strncmp(s, "syscr:", 6)) {
 			*syscr = strtoull(s + 6, NULL, 10);
-		} else if (!strncmp(s, "read_bytes:", 11) || !strncmp(s, "write_bytes:", 12)) {
-			*disk += strtoull(strchr(s, ':') + 1, NULL, 10);
+		} else if (!strncmp(s, "read_bytes:", 11)) {
+			*rbytes = strtoull(s + 11, NULL, 10);
+			*disk += *rbytes;
+		} else if (!strncmp(s, "write_bytes:", 12)) {
+			*disk += strtoull(s + 12, NULL, 10);
 		}
 	}
 	return true;
@@ -969,11 +987,13 @@ static bool uo_wproc_io_read(const struct uo_wproc *p, uint64_t *calls, uint64_t
  */
 static void uo_wproc_io(struct uo_wproc *p)
 {
-	uint64_t calls, disk, rchar, syscr;
+	uint64_t calls, disk, rchar, syscr, rbytes;
 
-	p->io_known = uo_wproc_io_read(p, &calls, &disk, &rchar, &syscr);
+	p->io_known = uo_wproc_io_read(p, &calls, &disk, &rchar, &syscr, &rbytes);
 	if (!p->io_known)
 		return;
+	if (p->unclaimed == UO_UNKNOWN)
+		p->unclaimed = rbytes;
 	p->io_calls = calls;
 	p->io_disk = disk;
 	p->io_rchar = rchar;
@@ -1009,12 +1029,12 @@ static void uo_wfd_reads_mark(const struct uo_watch *w, struct uo_wfd *f)
 static uint64_t uo_wfd_read_len(struct uo_watch *w, struct uo_wfd *f, uint64_t moved)
 {
 	const struct uo_wproc *p = &w->procs[f->proc];
-	uint64_t calls, disk, rchar, syscr;
+	uint64_t calls, disk, rchar, syscr, rbytes;
 
 	if (!p->io_known || f->rchar == UO_UNKNOWN || moved <= p->io_rchar - f->rchar + f->t.slack)
 		return moved;
 	/* Counters are read before positions: reads between the two, counted now. */
-	if (!uo_wproc_io_read(p, &calls, &disk, &rchar, &syscr) ||
+	if (!uo_wproc_io_read(p, &calls, &disk, &rchar, &syscr, &rbytes) ||
 	    moved <= rchar - f->rchar + f->t.slack)
 		return moved;
 	/*
@@ -1065,6 +1085,35 @@ static void uo_wfd_drop_ours(struct uo_wfd *f)
 	f->ours = -1;
 	f->info = -1;
 	f->kind = UO_WF_IGNORED;
+}
+
+/*
+ * A reader found under way (useonce -p, or a process first seen with
+ * the file open): are the pages cached of its file the ones it read from
+ * the disk itself?  Its /proc/PID/io read_bytes (what it has brought from
+ * the disk, not yet given to another of its files) covers them, and they
+ * are the file's head and nothing else: all of it up to the position,
+ * at most readahead and a window past it.  Then they were not cached
+ * before, and they go behind it as a new stream's do.  Taken as cached
+ * before, they stayed: 40 MiB of a copy's source, read before a -p, kept
+ * for the whole copy in a 256 MiB cgroup.  Someone else's cached head of
+ * the file would have spared the reader those reads, so they could not
+ * be its own as well.  What read_bytes gave one file, no other gets.
+ */
+static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t front,
+			      uint64_t size, uint64_t cached)
+{
+	struct uo_wproc *p = &w->procs[f->proc];
+	struct uo_cs cs;
+
+	if (p->scans || !p->io_known || p->unclaimed == UO_UNKNOWN || cached > p->unclaimed ||
+	    front <= f->t.window || cached < front ||
+	    cached > front + f->t.lookahead + f->t.window || size <= cached + f->t.window)
+		return false;
+	if (uo_cachestat(f->ours, 0, front, &cs) != 0 || cs.nr_cache * w->page < front)
+		return false;
+	p->unclaimed -= cached;
+	return true;
 }
 
 /*
@@ -1193,8 +1242,10 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	 * told: a reader seen near its start, in a file bigger than what is
 	 * cached (a hot file read whole looks the same as a cold one read to
 	 * its end); a writer whose clean pages fit in a window (an append to
-	 * a hot log has the whole log clean).  Otherwise what is cached now
-	 * is taken to have been cached before, and kept.
+	 * a hot log has the whole log clean); a reader found under way whose
+	 * file's head is what it read from the disk (uo_wfd_own_prefix).
+	 * Otherwise what is cached now is taken to have been cached before,
+	 * and kept.
 	 */
 	clean = cached - ((cs.nr_dirty + cs.nr_writeback) * w->page < cached ?
 			  (cs.nr_dirty + cs.nr_writeback) * w->page : cached);
@@ -1202,6 +1253,11 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	    front <= f->t.window && cached <= front + f->t.lookahead + f->t.window &&
 	    size > cached + f->t.window :
 	    clean <= f->t.window && size <= front + f->t.window) {
+		f->fresh = true;
+		len = front;
+		if (f->t.threshold > f->t.window)
+			f->t.threshold = f->t.window;
+	} else if (dir == UO_READ && uo_wfd_own_prefix(w, f, front, size, cached)) {
 		f->fresh = true;
 		len = front;
 		if (f->t.threshold > f->t.window)
@@ -1228,6 +1284,14 @@ static void uo_wfd_open(struct uo_watch *w, struct uo_wfd *f)
 	}
 	f->file = uo_wfiles_see(&w->wf, f->ours, uo_wfd_writes(f) | (f->fresh ? UO_WF_FRESH : 0));
 	uo_wevent(w, f, front, len, dir);
+	/*
+	 * A stream found under way (useonce -p) is sampled as after a burst
+	 * (uo_whold_interval): a copy held still while we attached backed the
+	 * interval off to 100 ms, and the first sample after it moved on
+	 * came 75 ms late.
+	 */
+	if (f->st.state == UO_STREAM)
+		w->stream_moved = true;
 	return;
 settled:
 	/* The same file stays ignored: only its fdinfo is read again (uo_wfd_recheck). */
@@ -1467,6 +1531,7 @@ static int uo_wproc_add(struct uo_watch *w, pid_t pid)
 	p = &w->procs[w->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->unclaimed = UO_UNKNOWN;
 	/* Taken first: from now on the pid cannot name another process unseen. */
 	p->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
@@ -2373,6 +2438,18 @@ int64_t uo_whold_interval(struct uo_whold *h, int64_t now, uint64_t moved, uint6
 	return interval;
 }
 
+/* A guarded descriptor reads a stream: its clean pages wait for each sample. */
+static bool uo_wreading(const struct uo_watch *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nfds; i++)
+		if (w->fds[i].kind == UO_WF_GUARDED && w->fds[i].st.state == UO_STREAM &&
+		    w->fds[i].st.dir == UO_READ)
+			return true;
+	return false;
+}
+
 static void uo_wloop(struct uo_watch *w)
 {
 	int64_t interval = UO_W_FAST_NS, last_tree = 0, deadline;
@@ -2402,6 +2479,8 @@ static void uo_wloop(struct uo_watch *w)
 		bool grew;
 
 		w->wf.stopped = false;
+		w->wf.wb_until = uo_wreading(w) ? now + UO_W_WB_NS : 0;
+		w->wf.wb_cut = false;
 		uo_wfan_drain(w);
 
 		if (now - last_tree >= UO_W_TREE_NS) {
@@ -2508,10 +2587,12 @@ static void uo_wloop(struct uo_watch *w)
 		 * disk, and a writer always has one waiting (a paced writer's
 		 * samples were three in four for nothing).
 		 */
-		uo_wsleep(w, (w->npend || uo_wfiles_pending(&w->wf)) && interval > UO_W_PEND_NS ?
+		uo_wsleep(w, w->wf.wb_cut ? UO_W_CUT_NS :
+			  (w->npend || uo_wfiles_pending(&w->wf)) && interval > UO_W_PEND_NS ?
 			  UO_W_PEND_NS : interval);
 	}
-	/* The last closes, as the processes exited. */
+	/* The last closes, as the processes exited: their writeback unbounded. */
+	w->wf.wb_until = 0;
 	w->wf.stopped = false;
 	uo_wfan_drain(w);
 	uo_wfiles_close_all(&w->wf);

@@ -118,6 +118,14 @@ static int64_t uo_wf_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static int64_t uo_wf_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 bool uo_wf_stopped(struct uo_wfiles *t)
 {
 	if (!t->stopped && t->stop && t->stop(t->reopen_ctx))
@@ -191,6 +199,10 @@ void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
 	uint64_t chunk = t->t->align ? t->t->align : 2ULL << 20, at;
 
+	if (t->wb_until && uo_wf_now() >= t->wb_until) {
+		t->wb_cut = true;
+		return;
+	}
 	if (t->dry_run || t->no_flush || uo_wf_stopped(t) ||
 	    uo_wf_disk_busy(fd))
 		return;
@@ -207,19 +219,15 @@ void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 	for (at = off; at < off + len; at += chunk) {
 		if (at > off && uo_wf_stopped(t))
 			break;
+		if (at > off && t->wb_until && uo_wf_now() >= t->wb_until) {
+			t->wb_cut = true;
+			break;
+		}
 		sync_file_range(fd, (off_t)at, (off_t)(off + len - at < chunk ? off + len - at : chunk),
 				SYNC_FILE_RANGE_WRITE);
 	}
 	if (t->timed)
 		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
-}
-
-static int64_t uo_wf_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static bool uo_wf_bit(const uint64_t *bm, uint64_t nbits, uint64_t i)

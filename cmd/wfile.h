@@ -126,6 +126,16 @@ struct uo_wfiles {
 	 * Python's libraries too), seen by inotify and on-access scanners.
 	 */
 	bool moved;
+	/*
+	 * Writeback is submitted in this sample until then (CLOCK_MONOTONIC
+	 * ns; 0: no bound), and wb_cut says the bound cut some: set and
+	 * cleared by the caller.  Submitting waits for the disk's write
+	 * throttling; a copy catching up after a stall read and wrote
+	 * 128 MiB during one sample of 128 ms spent there, and its source
+	 * pages, clean, went only after it.
+	 */
+	int64_t wb_until;
+	bool wb_cut;
 };
 
 /* Must this sample's work stop now?  stop(), latched in stopped. */
