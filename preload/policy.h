@@ -433,8 +433,9 @@ bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget);
  * wait, which would consume the program's writeback error.  A writer held
  * to the disk's pace (the writers' budget) wrote its tree in about the
  * time the disk took; the files in flight are a small part of that, and
- * their writeback takes about that part (30 MB: 55-85 ms here, the 400
- * MiB tree's cp -r 1.3-1.5 s).  Past the bound they stay, as before.  The
+ * their writeback takes about that part (30 MB: 55-85 ms here; the 400
+ * MiB tree's cp -r and its sync, 1.3-1.6 s).  Past the bound they stay,
+ * as before.  The
  * kernel offers no later way: POSIX_FADV_DONTNEED leaves pages under
  * writeback cached once written (Linux 6.18), and RWF_DONTCACHE drops a
  * page whose writeback failed (docs/benchmarks.md).
