@@ -1098,7 +1098,14 @@ static void uo_wfd_drop_ours(struct uo_wfd *f)
  * before, they stayed: 40 MiB of a copy's source, read before a -p, kept
  * for the whole copy in a 256 MiB cgroup.  Someone else's cached head of
  * the file would have spared the reader those reads, so they could not
- * be its own as well.  What read_bytes gave one file, no other gets.
+ * be its own as well.  What read_bytes gave one file, no other gets.  And
+ * the head must explain nearly all of it (all but a window): read_bytes
+ * counts every file the process ever read from the disk, so one that had
+ * read 48 MiB of another file, now closed, seemed to own the 30 MiB
+ * cached head of a file another program had cached, and that head went
+ * (0 of 16 MiB left; 16 of 16 before this rule).  A process whose reads
+ * of other files happen to add up to this head, less a window, would
+ * still be mistaken.
  */
 static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t front,
 			      uint64_t size, uint64_t cached)
@@ -1107,7 +1114,7 @@ static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t fro
 	struct uo_cs cs;
 
 	if (p->scans || !p->io_known || p->unclaimed == UO_UNKNOWN || cached > p->unclaimed ||
-	    front <= f->t.window || cached < front ||
+	    p->unclaimed - cached > f->t.window || front <= f->t.window || cached < front ||
 	    cached > front + f->t.lookahead + f->t.window || size <= cached + f->t.window)
 		return false;
 	if (uo_cachestat(f->ours, 0, front, &cs) != 0 || cs.nr_cache * w->page < front)

@@ -78,6 +78,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -276,6 +277,69 @@ START_TEST(test_attach_head)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
 	ck_assert_msg(pct <= 12.5, "the head read before the attach stayed: %.1f%% of the "
 		      "file cached", pct);
+}
+END_TEST
+
+/* Bytes of the first 'len' of the file in the page cache (mincore). */
+static uint64_t head_cached(const char *path, uint64_t len)
+{
+	unsigned char vec[8192];
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), n = len / page, i, in = 0;
+	void *map;
+	int fd;
+
+	if (n > sizeof(vec) || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	if (mincore(map, len, vec) == 0)
+		for (i = 0; i < n; i++)
+			in += vec[i] & 1;
+	munmap(map, len);
+	return in * page;
+}
+
+/*
+ * The other side of test_attach_head: a process that read 48 MiB of a
+ * cold file, closed it, and now reads another whose first 16 MiB another
+ * program had cached.  useonce -p comes when it is 16 MiB in.  Its
+ * read_bytes (48 MiB) covers that head, but is not that head's: the head
+ * was someone else's and stays (0 of 16 MiB left when any covering
+ * read_bytes made a head the reader's own).
+ */
+START_TEST(test_attach_hot_head)
+{
+	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX];
+	uint64_t kept;
+	int st;
+
+	uot_sfmt(a, sizeof(a), "%s/watch-hothead-a", uot_build_dir());
+	uot_sfmt(b, sizeof(b), "%s/watch-hothead-b", uot_build_dir());
+	uot_sfmt(go, sizeof(go), "%s/watch-hothead-go", uot_build_dir());
+	unlink(go);
+	ck_assert_msg(uot_make_file(a, 48 * UOT_MIB, 14) == 0 && uot_make_cold(a) == 0 &&
+		      uot_make_file(b, 128 * UOT_MIB, 15) == 0 && uot_make_cold(b) == 0, "%s",
+		      uot_why());
+	ck_assert_int_eq(uot_sh("dd if=%s of=/dev/null bs=1M count=16 status=none", b), 0);
+	st = uot_sh("STATIC_IO_MIBPS=256 STATIC_IO_HOLD=16:%s %s readafter %s %s & p=$!; "
+		    "at() { for f in /proc/$p/fd/*; do [ \"$(readlink $f)\" = %s ] && "
+		    "awk '/^pos:/ && $2 >= 16777216 { f = 1 } END { exit !f }' "
+		    "/proc/$p/fdinfo/${f##*/} && return 0; done; return 1; }; "
+		    "until at; do kill -0 $p || exit 9; sleep 0.01; done; "
+		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
+		    "exit $s", go, static_io(), a, b, b, uot_useonce(), go);
+	kept = head_cached(b, 16 * UOT_MIB);
+	unlink(a);
+	unlink(b);
+	unlink(go);
+	printf("watch: attach hot head: %.1f of the 16 MiB another program cached stayed\n",
+	       uot_mib(kept));
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	ck_assert_msg(kept >= 15 * UOT_MIB, "another program's cached head was dropped: %.1f of "
+		      "16 MiB left", uot_mib(kept));
 }
 END_TEST
 
@@ -1201,6 +1265,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_pskip);
 	tcase_add_test(tc, test_attach_head);
+	tcase_add_test(tc, test_attach_hot_head);
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_refused);

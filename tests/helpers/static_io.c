@@ -13,6 +13,10 @@
  *					block of FILE, read 4 KiB (a database's
  *					lookups: no stream, whatever the samples
  *					of its position show)
+ *	static_io readafter A B		A read(2) whole and closed, unpaced, then B
+ *					as "read" reads (pace and hold count B's
+ *					bytes only): a process whose disk reads
+ *					(/proc/PID/io) are not all of B
  *	static_io read2 A B		two threads, each read(2)s its own file in
  *					1 MiB calls to the end (unpaced): two
  *					streams in one process, whose read counters
@@ -137,12 +141,28 @@ int main(int argc, char **argv)
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: static_io read FILE | write FILE MIB | copy SRC DST | "
-			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT | read2 A B [exit=N]\n");
+			"pcopy SRC DST | pskip SRC SKIP | random FILE COUNT | readafter A B | "
+			"read2 A B [exit=N]\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "read")) {
 		if ((in = open(argv[2], O_RDONLY)) < 0)
 			return fail(argv[2]);
+		while ((n = read(in, buf, CHUNK)) > 0)
+			pace(off += n);
+		if (n < 0)
+			return fail("read");
+	} else if (!strcmp(argv[1], "readafter") && argc == 4) {
+		if ((in = open(argv[2], O_RDONLY)) < 0)
+			return fail(argv[2]);
+		while ((n = read(in, buf, CHUNK)) > 0)
+			;
+		if (n < 0)
+			return fail("read");
+		close(in);
+		if ((in = open(argv[3], O_RDONLY)) < 0)
+			return fail(argv[3]);
+		t0 = now();
 		while ((n = read(in, buf, CHUNK)) > 0)
 			pace(off += n);
 		if (n < 0)
