@@ -7,9 +7,7 @@
  * birth time; a handed file also its change time: policy.h, uo_behind_id), in
  * a small ring of fixed size: static storage, no malloc.  At the next
  * closes of the tree's files, and at exit, the oldest are looked at again
- * through descriptors of our own, and dropped once clean (the exit looks
- * again while some are in flight, for a bounded share of the time the
- * process wrote: policy.h, uo_behind_exit_wait; no later close would come):
+ * through descriptors of our own, and dropped once clean:
  * - the path is opened O_PATH | O_NOFOLLOW (no file is opened, no device
  *   or FIFO answers) and must still name the same regular file (a new
  *   inode given the same number is born later), of the same size; then that very inode is opened read-only through
@@ -55,7 +53,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "advise.h"
 #include "behind.h"
@@ -89,8 +86,6 @@ static struct {
 	unsigned n;
 	uint64_t bytes;		/* of the files waiting */
 	uint64_t budget;	/* uo_behind_budget, found at the first file */
-	int32_t pid;		/* the process that pushed the newest: a forked child is not it */
-	uint64_t first_ms;	/* when it pushed its first (CLOCK_MONOTONIC; 0: unknown) */
 } uo_behind;
 /*
  * The candidates: files written before their run was known to be a tree
@@ -417,8 +412,6 @@ static void uo_behind_set_budget(void)
 /* Lock held: e joins the ring as its newest, after a look at the oldest. */
 static void uo_behind_push(const struct uo_behind_file *e)
 {
-	int32_t self = uo_getpid();
-
 	uo_behind_run(UO_BEHIND_STEP);
 	while (uo_behind_full(uo_behind.n, uo_behind.bytes, e->size, uo_behind.budget)) {
 		uo_behind_trace(uo_behind.f[uo_behind.head].path,
@@ -427,12 +420,6 @@ static void uo_behind_push(const struct uo_behind_file *e)
 	}
 	uo_behind.f[(uo_behind.head + uo_behind.n) % UO_BEHIND_FILES] = *e;
 	uo_behind.n++;
-	/* The first of this process (a forked child's ring came from its parent): the exit's wait. */
-	if (uo_behind.pid != self) {
-		uo_behind.pid = self;
-		if (!uo_clock_ms(CLOCK_MONOTONIC, &uo_behind.first_ms))
-			uo_behind.first_ms = 0;
-	}
 	uo_behind.bytes += e->size;
 	atomic_store_explicit(&uo_behind_waiting, uo_behind.n, memory_order_relaxed);
 	atomic_store_explicit(&uo_behind_fresh, 1, memory_order_relaxed);
@@ -570,59 +557,12 @@ void uo_behind_tick(void)
 	uo_behind_try(UO_BEHIND_STEP);
 }
 
-/*
- * Lock held: the files still in flight are looked at again, for at most
- * uo_behind_exit_wait, if this process pushed the newest (a forked child
- * exiting does not wait for its parent's files).  Nothing but cachestat
- * is asked while waiting; the drop is the usual one, after the error
- * check (policy.h says why not more).
- */
-static void uo_behind_linger(void)
-{
-	uint64_t now, start, wait;
-	struct timespec ts;
-
-	if (!uo_behind.n || !uo_behind.first_ms || uo_behind.pid != uo_getpid() ||
-	    !uo_clock_ms(CLOCK_MONOTONIC, &start) || start < uo_behind.first_ms)
-		return;
-	wait = uo_behind_exit_wait(start - uo_behind.first_ms);
-	for (now = start; uo_behind.n && now - start < wait; ) {
-		uint64_t nap = uo_behind_exit_nap(now - start, wait - (now - start));
-
-		ts.tv_sec = (time_t)(nap / 1000);
-		ts.tv_nsec = (long)(nap % 1000) * 1000000;
-		/* A signal cuts a nap short: the next look just comes sooner. */
-		uo_sys(SYS_nanosleep, &ts, NULL);
-		uo_behind_run(UO_BEHIND_FILES);
-		if (!uo_clock_ms(CLOCK_MONOTONIC, &now))
-			break;
-	}
-	if (uo_tracing()) {
-		struct uo_line l;
-
-		uo_line_start(&l, -1);
-		uo_line_str(&l, "exit: waited ");
-		uo_line_num(&l, now - start);
-		uo_line_str(&l, " ms of ");
-		uo_line_num(&l, wait);
-		uo_line_str(&l, " for written files in flight, ");
-		uo_line_num(&l, uo_behind.n);
-		uo_line_str(&l, " left");
-		uo_line_trace(&l);
-	}
-}
-
 void uo_behind_exit(void)
 {
 	/* A vfork child calling exit() must not act for its parent. */
 	if (uo_config.disabled || uo_fdtab_borrowed())
 		return;
-	if (!atomic_load_explicit(&uo_behind_waiting, memory_order_relaxed) ||
-	    !uo_try_own(&uo_behind_owner))
-		return;
-	uo_behind_run(UO_BEHIND_FILES);
-	uo_behind_linger();
-	uo_release(&uo_behind_owner);
+	uo_behind_try(UO_BEHIND_FILES);
 }
 
 /*

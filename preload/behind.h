@@ -32,11 +32,7 @@ void uo_behind_adopt(void);
 void uo_behind_early_forget(void);
 /* Another file of a tree was closed: a look at the oldest waiting. */
 void uo_behind_tick(void);
-/*
- * The process exits: a look at all waiting, and, while some written by
- * this process are still in flight, looks again for a bounded while
- * (policy.h, uo_behind_exit_wait); never a wait on their writeback.
- */
+/* The process exits: a look at all waiting, without waiting for any. */
 void uo_behind_exit(void);
 
 /*

@@ -528,23 +528,6 @@ bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget)
 	return n >= UO_BEHIND_FILES || bytes > budget || size > budget - bytes;
 }
 
-uint64_t uo_behind_exit_wait(uint64_t life_ms)
-{
-	uint64_t w = life_ms / UO_BEHIND_EXIT_SHARE;
-
-	return w > UO_BEHIND_EXIT_MS ? UO_BEHIND_EXIT_MS : w;
-}
-
-uint64_t uo_behind_exit_nap(uint64_t waited_ms, uint64_t left_ms)
-{
-	/* 1, 1, 2, 4, 8, 16 ms...: about as many looks as doublings, the last one late by at most half. */
-	uint64_t nap = waited_ms < 1 ? 1 : waited_ms;
-
-	if (nap > 32)
-		nap = 32;
-	return nap > left_ms ? left_ms : nap;
-}
-
 bool uo_behind_room(uint64_t free, uint64_t memory, uint64_t size)
 {
 	/* MemFree of a machine larger than the cgroup: the cgroup's is the smaller. */

@@ -423,29 +423,6 @@ uint64_t uo_behind_budget(const struct uo_tuning *t, uint64_t memory);
  */
 bool uo_behind_full(unsigned n, uint64_t bytes, uint64_t size, uint64_t budget);
 /*
- * At exit, the files a process wrote last are still being written back
- * (their writeback was started at their close, just before): nothing
- * later comes to drop them, and cp -r left its last file of 30 MB, 7.6%
- * of a 400 MiB tree, cached.  So the exit looks again while they are in
- * flight, for at most this long: an eighth of the time since the process
- * remembered its first written file ('life_ms'), at most
- * UO_BEHIND_EXIT_MS.  Only cachestat is asked, never sync_file_range's
- * wait, which would consume the program's writeback error.  A writer held
- * to the disk's pace (the writers' budget) wrote its tree in about the
- * time the disk took; the files in flight are a small part of that, and
- * their writeback takes about that part (30 MB: 55-85 ms here; the 400
- * MiB tree's cp -r and its sync, 1.3-1.6 s).  Past the bound they stay,
- * as before.  The
- * kernel offers no later way: POSIX_FADV_DONTNEED leaves pages under
- * writeback cached once written (Linux 6.18), and RWF_DONTCACHE drops a
- * page whose writeback failed (docs/benchmarks.md).
- */
-#define UO_BEHIND_EXIT_SHARE	8
-#define UO_BEHIND_EXIT_MS	400
-uint64_t uo_behind_exit_wait(uint64_t life_ms);
-/* The pause before the exit's next look: short first, as most files are done by then. */
-uint64_t uo_behind_exit_nap(uint64_t waited_ms, uint64_t left_ms);
-/*
  * A written file of a tree is left to the kernel's cache, neither
  * remembered nor dropped, while free memory less its size is still three
  * quarters of the memory the process may use ('memory': the smaller of RAM

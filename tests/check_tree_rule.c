@@ -272,33 +272,6 @@ START_TEST(test_tree_id_is_the_first_files)
 }
 END_TEST
 
-/* The exit's wait for the files in flight: a share of the process's writing time, bounded. */
-START_TEST(test_exit_waits_a_share_of_the_writing)
-{
-	uint64_t waited, nap, looks;
-
-	/* Nothing written long: no wait (one cp of a handful of files, find -exec cp). */
-	ck_assert_uint_eq(uo_behind_exit_wait(0), 0);
-	ck_assert_uint_eq(uo_behind_exit_wait(UO_BEHIND_EXIT_SHARE - 1), 0);
-	/* cp -r of 400 MiB in 1.4 s: up to 175 ms, enough for its last 30 MB here. */
-	ck_assert_uint_eq(uo_behind_exit_wait(1400), 1400 / UO_BEHIND_EXIT_SHARE);
-	/* A long writer waits no longer than the bound. */
-	ck_assert_uint_eq(uo_behind_exit_wait(3600 * 1000), UO_BEHIND_EXIT_MS);
-	ck_assert_uint_eq(uo_behind_exit_wait(UINT64_MAX), UO_BEHIND_EXIT_MS);
-	/* Naps: short at first, never past what is left, and few looks in all. */
-	for (waited = 0, looks = 0; waited < UO_BEHIND_EXIT_MS; waited += nap, looks++) {
-		nap = uo_behind_exit_nap(waited, UO_BEHIND_EXIT_MS - waited);
-		ck_assert_uint_ge(nap, 1);
-		ck_assert_uint_le(nap, UO_BEHIND_EXIT_MS - waited);
-		if (waited < 4)
-			ck_assert_uint_le(nap, 4);
-	}
-	ck_assert_uint_eq(waited, UO_BEHIND_EXIT_MS);
-	ck_assert_uint_le(looks, 24);
-	ck_assert_uint_eq(uo_behind_exit_nap(50, 3), 3);
-}
-END_TEST
-
 /* The deferred drop's ring: the newest always joins; files and bytes bound the rest. */
 START_TEST(test_written_files_wait_within_a_budget)
 {
@@ -983,7 +956,6 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_tree_that_came_back_is_left);
 	tcase_add_test(act, test_tree_id_is_the_first_files);
 	tcase_add_test(act, test_written_files_wait_within_a_budget);
-	tcase_add_test(act, test_exit_waits_a_share_of_the_writing);
 	tcase_add_test(act, test_written_file_read_since);
 	tcase_add_test(act, test_written_file_identity);
 	tcase_add_test(act, test_written_files_stay_while_memory_is_mostly_free);

@@ -882,92 +882,6 @@ START_TEST(test_fresh_file_not_looked_at)
 }
 END_TEST
 
-/*
- * The last file a tree copier writes: its writeback starts at its close,
- * just before the exit, and no later close comes to drop it; the exit
- * looks again while it is in flight, for a share of the time the process
- * wrote (policy.h, uo_behind_exit_wait).  cp -r of LAST_SMALL files of
- * 1 MiB and one of LAST_BIG (the one of the highest inode: cp copies a
- * directory in inode order), in the used cgroup; then sync -f, and the file written
- * last (by change time) and the big one must not stay cached.  Before
- * the exit's wait, cp -r of the bench's mixed tree left its last file
- * of 30.5 MB cached, 7.6% of the 400 MiB tree, and this one left the
- * big file 100% cached (3 of 3 runs; 0.0% since).  The big file is a
- * small part of the tree, as in the bench's: the wait is bounded by a
- * share of the time the process wrote (16 MiB after 60 MiB also passed,
- * 3 of 3).
- */
-#define LAST_SMALL	120
-#define LAST_BIG	(8 * UOT_MIB)
-#define LAST_KEPT_PCT	10.0
-
-START_TEST(test_last_file_is_dropped)
-{
-	const char *env[] = { "USEONCE_REUSE=0", NULL };
-	const char *drop[] = { "USEONCE_", NULL };
-	char cmd[2048], src[512], path[600], last[600] = "";
-	const char *argv[] = { "sh", "-c", cmd, NULL };
-	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
-			     .timeout_s = 120 };
-	struct uot_result r;
-	struct stat st;
-	ino_t last_ino = 0;
-	double dst, dst_dirty, big, newest_pct;
-	const struct file_res *newest = NULL;
-	unsigned i;
-
-	if (uot_skipped("last file"))
-		return;
-	if (!t.cg_ready) {
-		printf("trees: last file: skipped: %s\n", t.cg_why);
-		return;
-	}
-	uot_scratch_path(src, sizeof(src), "treelast");
-	uot_scratch_rm(src);
-	uot_scratch_rm(t.dst);
-	ck_assert_int_eq(mkdir(src, 0755), 0);
-	/* cp -r copies a directory in inode order: the file of the highest inode is made big. */
-	for (i = 0; i <= LAST_SMALL; i++) {
-		snprintf(path, sizeof(path), "%s/f%03u", src, i);
-		ck_assert_msg(uot_make_file(path, UOT_MIB, 5000 + i) == 0, "cannot make %s: %s",
-			      path, uot_why());
-		ck_assert_int_eq(stat(path, &st), 0);
-		if (st.st_ino > last_ino) {
-			last_ino = st.st_ino;
-			memcpy(last, path, sizeof(last));
-		}
-	}
-	ck_assert_msg(uot_make_file(last, LAST_BIG, 6000) == 0, "cannot make %s: %s", last,
-		      uot_why());
-	ck_assert_int_eq(stat(last, &st), 0);
-	ck_assert_uint_eq(st.st_ino, last_ino);
-	ck_assert_int_eq(nftw(src, cold_one, 16, FTW_PHYS), 0);
-	ck_assert(enter_used_cgroup(&c));
-	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", src, t.dst);
-	ck_assert_msg(uot_run(&c, &r) == 0, "cp -r: %s", uot_why());
-	ck_assert_msg(uot_exited_ok(r.status), "cp -r: %s", uot_status_str(r.status));
-	ck_assert_int_eq(uot_sh("sync -f '%s'", t.dst), 0);
-	tree_pct(t.dst, &dst, &dst_dirty);
-	for (i = 0; i < t.nfiles; i++)
-		if (!newest || t.files[i].ctime_ns > newest->ctime_ns)
-			newest = &t.files[i];
-	ck_assert(newest && newest->size);
-	newest_pct = 100.0 * (double)newest->res / (double)newest->size;
-	snprintf(path, sizeof(path), "%s/%s", t.dst, strrchr(last, '/') + 1);
-	big = uot_resident_pct(path);
-	printf("trees: cp -r, last file: after sync, the copy %.1f%% cached, the file written last "
-	       "(%llu KiB) %.1f%%, the big one %.1f%% (bound %.1f%%)\n", dst,
-	       (unsigned long long)(newest->size / KIB), newest_pct, big, LAST_KEPT_PCT);
-	ck_assert_int_eq(uot_sh("diff -r '%s' '%s'", src, t.dst), 0);
-	ck_assert_msg(newest_pct <= LAST_KEPT_PCT, "the file cp -r wrote last stayed %.1f%% "
-		      "cached after its writeback (bound %.1f%%)", newest_pct, LAST_KEPT_PCT);
-	ck_assert_msg(big <= LAST_KEPT_PCT, "the big file (written last) stayed %.1f%% cached after its "
-		      "writeback (bound %.1f%%)", big, LAST_KEPT_PCT);
-	uot_scratch_rm(t.dst);
-	uot_scratch_rm(src);
-}
-END_TEST
-
 static void cleanup(void)
 {
 	uot_cgroup_remove(&t.cg);
@@ -1028,7 +942,7 @@ static void prepare(void)
 int main(void)
 {
 	Suite *s = suite_create("trees");
-	TCase *tc = tcase_create("copying a directory"), *last;
+	TCase *tc = tcase_create("copying a directory");
 
 	prepare();
 	tcase_set_timeout(tc, 120);
@@ -1042,9 +956,5 @@ int main(void)
 	tcase_add_test(tc, test_busy_block_takes_nothing);
 	tcase_add_test(tc, test_fresh_file_not_looked_at);
 	suite_add_tcase(s, tc);
-	last = tcase_create("last file");
-	tcase_set_timeout(last, 120);
-	tcase_add_test(last, test_last_file_is_dropped);
-	suite_add_tcase(s, last);
 	return uot_check_run(s, true);
 }
