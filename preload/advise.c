@@ -811,24 +811,30 @@ bool uo_file_locked(int fd)
  * (no /proc, no read access, a record lock on the file): the pages are
  * then kept.
  */
-static bool uo_own_writeback_failed(int own, struct uo_range r)
+/*
+ * After a first failure nothing is asked: the other files keep their
+ * errors.  And an error asked is an error taken from whoever asks later,
+ * so it is asked only where it can be said.  With no standard error (cp
+ * and tar close it before the exit's last look at their files) the pages
+ * are kept and the error stays for a later fsync or sync FILE: asked
+ * there, 5 of 13 cp -r onto a failing disk ended with no word said and
+ * every later sync FILE content.
+ */
+bool uo_writeback_askable(void)
 {
 	long fl;
+
+	if (uo_writeback_failure_seen())
+		return false;
+	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
+	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+}
+
+static bool uo_own_writeback_failed(int own, struct uo_range r)
+{
 	int err;
 
-	/* After a first failure nothing is asked: the other files keep their errors. */
-	if (uo_writeback_failure_seen())
-		return true;
-	/*
-	 * An error asked is an error taken from whoever asks later, so it is
-	 * asked only where it can be said.  With no standard error (cp and
-	 * tar close it before the exit's last look at their files) the pages
-	 * are kept and the error stays for a later fsync or sync FILE: asked
-	 * there, 10 of 13 cp -r onto a failing disk ended with no word said
-	 * and every later sync FILE content.
-	 */
-	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+	if (!uo_writeback_askable())
 		return true;
 	err = uo_sync_file_range(own, r.start, uo_len(r), SYNC_FILE_RANGE_WAIT_BEFORE);
 	if (err)

@@ -53,6 +53,11 @@ void uo_flush_tree_file(int fd, uint64_t size);
 bool uo_drop_written_tree_file(int own, uint64_t size);
 /* Has this process seen a writeback fail (it then drops no written page)? */
 bool uo_writeback_failure_seen(void);
+/*
+ * May a written file's writeback error be asked now?  Not once one was
+ * seen, nor without a standard error to say it on (advise.c).
+ */
+bool uo_writeback_askable(void);
 /* Another process of the same run saw one: the same from now on, said by nobody. */
 void uo_writeback_failure_heard(void);
 /* Does anyone (this process too) hold a record lock on fd's file?  True when unknown. */

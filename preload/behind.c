@@ -193,9 +193,17 @@ static bool uo_behind_look_own(struct uo_behind_file *e, int own, int64_t atime,
 	}
 	if (!cs.nr_cache)
 		return true;	/* gone already: nothing to drop */
-	if (uo_behind_read_since(atime, ctime))
+	if (uo_behind_read_since(atime, ctime)) {
 		uo_behind_trace(e->path, "left to the kernel's cache (read since it was written)");
-	else if (uo_drop_written_tree_file(own, e->size))
+	} else if (!uo_writeback_failure_seen() && !uo_writeback_askable()) {
+		/*
+		 * Its error could be said to no one (cp closed its stderr before
+		 * the exit): kept, and handed to the next process of the run,
+		 * which asks while it can say.
+		 */
+		uo_behind_trace(e->path, "kept for later (no stderr to say a writeback error on)");
+		return false;
+	} else if (uo_drop_written_tree_file(own, e->size))
 		uo_behind_trace(e->path, "dropped (written back)");
 	return true;
 }

@@ -455,8 +455,8 @@ END_TEST
  * before it exits, and the library's last look at the files it wrote comes
  * after, at the exit: asked there, the last file's error was used up and
  * its notice written to no one, and every later `sync FILE` was content
- * (10 of 13 runs; 5 of 13 before the exit looked again while files were
- * in flight; here 1 of 3).  Someone must still be told, in each of three
+ * (5 of 13 runs in an outside review; 10 of 13 with a longer look at the
+ * exit, withdrawn; here 1 of 3).  Someone must still be told, in each of three
  * runs: a `sync FILE` that fails, or the library's line on cp's standard
  * error.
  */
