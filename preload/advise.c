@@ -818,16 +818,12 @@ bool uo_file_locked(int fd)
  * and tar close it before the exit's last look at their files) the pages
  * are kept and the error stays for a later fsync or sync FILE: asked
  * there, 5 of 13 cp -r onto a failing disk ended with no word said and
- * every later sync FILE content.
+ * every later sync FILE content.  Nor where descriptor 2 is no longer the
+ * standard error the program started with (trace.c, uo_stderr_same).
  */
 bool uo_writeback_askable(void)
 {
-	long fl;
-
-	if (uo_writeback_failure_seen())
-		return false;
-	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
-	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+	return !uo_writeback_failure_seen() && uo_stderr_same();
 }
 
 static bool uo_own_writeback_failed(int own, struct uo_range r)

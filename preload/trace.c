@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "config.h"
 #include "sys.h"
@@ -83,7 +85,7 @@ static bool uo_ends_ignored(const char *why)
 }
 
 /* True if all of it was written. */
-static bool uo_write_all(int fd, const char *buf, size_t len)
+static bool uo_write_each(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		long n = uo_sys(SYS_write, fd, buf, len);
@@ -94,6 +96,70 @@ static bool uo_write_all(int fd, const char *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return true;
+}
+
+/*
+ * A line of ours must not stop or kill the program: a pipe whose reader
+ * is gone sends SIGPIPE (cp onto a failing disk, its stderr a closed
+ * pipe, exited 141 where it exits 0 bare), and a background job's write
+ * to a terminal with tostop is stopped by SIGTTOU (cp stopped until fg).
+ * Both are blocked around the write (a blocked SIGTTOU lets it through),
+ * and a SIGPIPE the write raised is taken back, not one that was pending
+ * before.  Raw system calls: safe in a signal handler, errno untouched.
+ */
+#define UO_SIGBIT(sig)	(1ULL << ((sig) - 1))
+
+static bool uo_write_all(int fd, const char *buf, size_t len)
+{
+	uint64_t block = UO_SIGBIT(SIGPIPE) | UO_SIGBIT(SIGTTOU), old = 0, before = 0, after = 0;
+	bool ok, masked = uo_sys(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, 8) == 0;
+
+	if (masked && uo_sys(SYS_rt_sigpending, &before, 8) != 0)
+		before = UO_SIGBIT(SIGPIPE);
+	ok = uo_write_each(fd, buf, len);
+	if (!masked)
+		return ok;
+	if (!ok && !(before & UO_SIGBIT(SIGPIPE)) && uo_sys(SYS_rt_sigpending, &after, 8) == 0 &&
+	    (after & UO_SIGBIT(SIGPIPE))) {
+		uint64_t pipe = UO_SIGBIT(SIGPIPE);
+		struct timespec zero = { 0, 0 };
+
+		uo_sys(SYS_rt_sigtimedwait, &pipe, NULL, &zero, 8);
+	}
+	uo_sys(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	return ok;
+}
+
+/*
+ * Standard error as the program started with it.  A program that closed
+ * it may have been given number 2 for a file of its own (rsync's
+ * receiver writes its temporary files there then): a notice written to
+ * "fd 2" went into that file's data.
+ */
+static uint64_t uo_stderr_dev, uo_stderr_ino;
+static bool uo_stderr_known;
+
+void uo_stderr_note(void)
+{
+	struct uo_file f;
+
+	uo_stderr_known = uo_fstat(2, &f) == 0;
+	if (uo_stderr_known) {
+		uo_stderr_dev = f.dev;
+		uo_stderr_ino = f.ino;
+	}
+}
+
+bool uo_stderr_same(void)
+{
+	struct uo_file f;
+	long fl;
+
+	if (!uo_stderr_known || uo_fstat(2, &f) != 0 || f.dev != uo_stderr_dev ||
+	    f.ino != uo_stderr_ino)
+		return false;
+	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
+	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
 }
 
 void uo_dest_keep(struct uo_dest *d)

@@ -33,6 +33,10 @@ void uo_line_range(struct uo_line *l, struct uo_range r);
 void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
 void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
 bool uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write: all written? */
+/* What standard error was at start, noted once by the constructor. */
+void uo_stderr_note(void);
+/* Is descriptor 2 still that standard error, open for writing? */
+bool uo_stderr_same(void);
 void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
 
 /*

@@ -520,6 +520,78 @@ START_TEST(test_failing_disk_cp_r_last_file_told)
 }
 END_TEST
 
+/*
+ * The library's one line about a failed writeback must neither kill nor
+ * stop the program, nor land in its data.  On the failing disk, with a
+ * file of 128 MiB: cp whose standard error is a pipe nobody reads any
+ * more (the line raised SIGPIPE: exit 141 where bare exits 0), and rsync
+ * with its standard error closed, whose receiver then writes its
+ * temporary file at descriptor 2 (the line went into the copy's data:
+ * 180 bytes more, and the only good copy, kept cached, corrupt).
+ */
+START_TEST(test_failing_disk_notice_harms_nothing)
+{
+	char src[600], script[2048], report[600], out[512];
+	const char *argv[] = { "bash", "-c", script, src, NULL };
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	struct uot_cmd c = { .argv = argv, .env = env, .drop = drop, .timeout_s = 120 };
+	unsigned cp_rc[2] = { 0, 0 }, size_ok[2] = { 0, 0 }, run;
+	struct uot_result r;
+	FILE *f;
+
+	if (uot_skipped(NULL))
+		return;
+	ck_assert_msg(uot_need_scratch(), "%s", uot_why());
+	uot_scratch_path(src, sizeof(src), "noticesrc");
+	uot_scratch_rm(src);
+	ck_assert_int_eq(mkdir(src, 0755), 0);
+	uot_scratch_path(report, sizeof(report), "noticereport");
+	ck_assert_msg(uot_make_file(uot_sfmt(script, sizeof(script), "%s/big", src),
+				    128 * UOT_MIB, 400) == 0, "%s", uot_why());
+	/* Each part on a fresh disk: the first one's freed blocks may not be reusable yet. */
+	for (run = 0; run < 4; run++) {
+		c.preload = run >= 2;
+		c.cg = fd_cgroup();
+		c.out = report;
+		ck_assert_msg(uot_disk_up(48, 256) == 0, "%s", uot_why());
+		if (run % 2 == 0)
+			snprintf(script, sizeof(script),
+				 "( cp \"$0/big\" '%s/x' 2> >(exec true) ); echo \"cp $?\"",
+				 uot_disk_mnt());
+		else
+			snprintf(script, sizeof(script),
+				 "rsync -a \"$0/\" '%s/d/' 2>&-; echo \"size $(stat -c %%s '%s/d/big')\"",
+				 uot_disk_mnt(), uot_disk_mnt());
+		ck_assert_msg(uot_run(&c, &r) == 0, "%s", uot_why());
+		uot_disk_down();
+		f = fopen(report, "r");
+		ck_assert_ptr_nonnull(f);
+		out[fread(out, 1, sizeof(out) - 1, f)] = '\0';
+		fclose(f);
+		if (run % 2 == 0) {
+			ck_assert_msg(strstr(out, "cp "), "no report: %s", out);
+			cp_rc[run / 2] = (unsigned)atoi(strstr(out, "cp ") + 3);
+			printf("faildisk: %s the library: cp with its stderr a broken pipe exited "
+			       "%u\n", run ? "with" : "without", cp_rc[run / 2]);
+		} else {
+			ck_assert_msg(strstr(out, "size "), "no report: %s", out);
+			size_ok[run / 2] = strtoull(strstr(out, "size ") + 5, NULL, 10) ==
+					   128 * UOT_MIB;
+			printf("faildisk: %s the library: rsync with its stderr closed: %s",
+			       run > 1 ? "with" : "without", out);
+		}
+	}
+	unlink(report);
+	uot_scratch_rm(src);
+	ck_assert_msg(size_ok[0], "without the library rsync's copy is not 128 MiB: %s", out);
+	ck_assert_msg(cp_rc[1] == cp_rc[0], "cp exited %u with the library, %u without",
+		      cp_rc[1], cp_rc[0]);
+	ck_assert_msg(size_ok[1], "with the library rsync's copy is not 128 MiB: the library's "
+		      "line went into it");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("faildisk");
@@ -532,6 +604,7 @@ int main(void)
 	tcase_add_test(tc, test_failing_disk_fsync_reports_error);
 	tcase_add_loop_test(tc, test_failing_disk_tar_x_keeps_failed_pages, 0, 2);
 	tcase_add_test(tc, test_failing_disk_cp_r_last_file_told);
+	tcase_add_test(tc, test_failing_disk_notice_harms_nothing);
 	tcase_add_test(tc, test_failing_disk_fdatasync_reports_error);
 	tcase_add_test(tc, test_failing_disk_error_survives_close);
 	tcase_add_test(tc, test_failing_disk_dd_conv_fsync);
