@@ -1087,6 +1087,66 @@ static void uo_wfd_drop_ours(struct uo_wfd *f)
 	f->kind = UO_WF_IGNORED;
 }
 
+struct uo_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * Has the process another regular file than f's open read-only?  Its
+ * own listing and fdinfo, on descriptors of our own: the scan in progress
+ * holds the process's listing at an offset.
+ */
+static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *f)
+{
+	pid_t pid = w->procs[f->proc].pid;
+	char path[64], buf[4096];
+	bool other = false;
+	long n;
+	int dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return true;
+	while (!other && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		long off;
+
+		for (off = 0; off < n && !other; ) {
+			struct uo_dirent64 *de = (struct uo_dirent64 *)(buf + off);
+			struct uo_fdinfo fi;
+			struct stat sb;
+			char *end;
+			long fd;
+			int info;
+
+			off += de->d_reclen;
+			fd = strtol(de->d_name, &end, 10);
+			if (*end || end == de->d_name || fd == f->fd ||
+			    fstatat(dir, de->d_name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
+			    ((uint64_t)sb.st_ino == f->ino && (uint64_t)sb.st_dev == f->dev))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%ld", (int)pid, fd);
+			info = open(path, O_RDONLY | O_CLOEXEC);
+			/*
+			 * Not told: taken for a reader.  A file open read-write is
+			 * not (a test harness's output file: the rule never
+			 * applied); a program reading one in step with another
+			 * is still mistaken.
+			 */
+			other = info < 0 || uo_read_fdinfo(info, &fi) != 0 ||
+				(fi.flags & O_ACCMODE) == O_RDONLY;
+			if (info >= 0)
+				close(info);
+		}
+	}
+	close(dir);
+	return other;
+}
+
 /*
  * A reader found under way (useonce -p, or a process first seen with
  * the file open): are the pages cached of its file the ones it read from
@@ -1105,7 +1165,10 @@ static void uo_wfd_drop_ours(struct uo_wfd *f)
  * cached head of a file another program had cached, and that head went
  * (0 of 16 MiB left; 16 of 16 before this rule).  A process whose reads
  * of other files happen to add up to this head, less a window, would
- * still be mistaken.
+ * still be mistaken; so one with another regular file open for reading is
+ * (uo_wproc_reads_other): a reader of two files in step (cmp, diff, sort
+ * -m) reads one from the disk as far as the other's cached head, and the
+ * hot head of the file looked at first went (0 of 16 MiB left).
  */
 static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t front,
 			      uint64_t size, uint64_t cached)
@@ -1117,7 +1180,8 @@ static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t fro
 	    p->unclaimed - cached > f->t.window || front <= f->t.window || cached < front ||
 	    cached > front + f->t.lookahead + f->t.window || size <= cached + f->t.window)
 		return false;
-	if (uo_cachestat(f->ours, 0, front, &cs) != 0 || cs.nr_cache * w->page < front)
+	if (uo_cachestat(f->ours, 0, front, &cs) != 0 || cs.nr_cache * w->page < front ||
+	    uo_wproc_reads_other(w, f))
 		return false;
 	p->unclaimed -= cached;
 	return true;
@@ -1674,13 +1738,6 @@ static struct uo_wfd *uo_wfd_find(struct uo_watch *w, int proc, int fd)
 	return NULL;
 }
 
-struct uo_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 /*
  * Did the process move data its guarded descriptors do not show (after

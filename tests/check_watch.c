@@ -344,6 +344,60 @@ START_TEST(test_attach_hot_head)
 END_TEST
 
 /*
+ * A reader of two files in step (as cmp, diff, sort -m read): a MiB of
+ * the hot file B (its first 16 MiB cached by another program), a MiB of
+ * the cold file A, and so on; useonce -p comes 20 MiB in.  A's reads from
+ * the disk then add up to B's cached head, and B is looked at first: B's
+ * head was taken for the reader's own and went (0 of 16 MiB left).  With
+ * another file open for reading no head is taken for the reader's own.
+ */
+START_TEST(test_attach_two_readers)
+{
+	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX], ready[PATH_MAX];
+	uint64_t kept;
+	int st;
+
+	uot_sfmt(a, sizeof(a), "%s/watch-step-a", uot_build_dir());
+	uot_sfmt(b, sizeof(b), "%s/watch-step-b", uot_build_dir());
+	uot_sfmt(go, sizeof(go), "%s/watch-step-go", uot_build_dir());
+	uot_sfmt(ready, sizeof(ready), "%s/watch-step-ready", uot_build_dir());
+	unlink(go);
+	unlink(ready);
+	ck_assert_msg(uot_make_file(a, 128 * UOT_MIB, 16) == 0 && uot_make_cold(a) == 0 &&
+		      uot_make_file(b, 128 * UOT_MIB, 17) == 0 && uot_make_cold(b) == 0, "%s",
+		      uot_why());
+	ck_assert_int_eq(uot_sh("dd if=%s of=/dev/null bs=1M count=16 status=none", b), 0);
+	st = uot_sh("python3 -c '\n"
+		    "import os, sys, time\n"
+		    "b = open(sys.argv[1], \"rb\", buffering=0)\n"
+		    "a = open(sys.argv[2], \"rb\", buffering=0)\n"
+		    "for i in range(128):\n"
+		    "    if i == 20:\n"
+		    "        open(sys.argv[4], \"w\").close()\n"
+		    "        for _ in range(6000):\n"
+		    "            if os.path.exists(sys.argv[3]): break\n"
+		    "            time.sleep(0.01)\n"
+		    "    b.read(1 << 20)\n"
+		    "    a.read(1 << 20)\n"
+		    "' %s %s %s %s & p=$!; "
+		    "until [ -e %s ]; do kill -0 $p || exit 9; sleep 0.01; done; "
+		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
+		    "exit $s", b, a, go, ready, ready, uot_useonce(), go);
+	kept = head_cached(b, 16 * UOT_MIB);
+	unlink(a);
+	unlink(b);
+	unlink(go);
+	unlink(ready);
+	printf("watch: attach two readers: %.1f of the 16 MiB another program cached stayed\n",
+	       uot_mib(kept));
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	ck_assert_msg(kept >= 15 * UOT_MIB, "another program's cached head was dropped: %.1f of "
+		      "16 MiB left", uot_mib(kept));
+}
+END_TEST
+
+/*
  * A static program reading 4 KiB blocks of a cached file at random
  * offsets (lseek, read), as a database's lookups do: no stream.  Its
  * samples show a position jumping both ways; a forward jump was taken
@@ -1267,6 +1321,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_pskip);
 	tcase_add_test(tc, test_attach_head);
 	tcase_add_test(tc, test_attach_hot_head);
+	tcase_add_test(tc, test_attach_two_readers);
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_refused);
