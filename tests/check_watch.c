@@ -301,6 +301,29 @@ static uint64_t head_cached(const char *path, uint64_t len)
 	return in * page;
 }
 
+/* A cold file a of a_mib, and b of 128 MiB whose first 16 MiB another program (dd) cached. */
+static void hot_head_files(const char *a, uint64_t a_mib, const char *b, uint32_t seed)
+{
+	ck_assert_msg(uot_make_file(a, a_mib * UOT_MIB, seed) == 0 && uot_make_cold(a) == 0 &&
+		      uot_make_file(b, 128 * UOT_MIB, seed + 1) == 0 && uot_make_cold(b) == 0,
+		      "%s", uot_why());
+	ck_assert_int_eq(uot_sh("dd if=%s of=/dev/null bs=1M count=16 status=none", b), 0);
+}
+
+/* After the watched run (status st): b's cached head must have stayed.  b is removed. */
+static void hot_head_kept(const char *what, int st, const char *b)
+{
+	uint64_t kept = head_cached(b, 16 * UOT_MIB);
+
+	unlink(b);
+	printf("watch: %s: %.1f of the 16 MiB another program cached stayed\n", what,
+	       uot_mib(kept));
+	fflush(stdout);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
+	ck_assert_msg(kept >= 15 * UOT_MIB, "another program's cached head was dropped: %.1f of "
+		      "16 MiB left", uot_mib(kept));
+}
+
 /*
  * The other side of test_attach_head: a process that read 48 MiB of a
  * cold file, closed it, and now reads another whose first 16 MiB another
@@ -312,17 +335,13 @@ static uint64_t head_cached(const char *path, uint64_t len)
 START_TEST(test_attach_hot_head)
 {
 	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX];
-	uint64_t kept;
 	int st;
 
 	uot_sfmt(a, sizeof(a), "%s/watch-hothead-a", uot_build_dir());
 	uot_sfmt(b, sizeof(b), "%s/watch-hothead-b", uot_build_dir());
 	uot_sfmt(go, sizeof(go), "%s/watch-hothead-go", uot_build_dir());
 	unlink(go);
-	ck_assert_msg(uot_make_file(a, 48 * UOT_MIB, 14) == 0 && uot_make_cold(a) == 0 &&
-		      uot_make_file(b, 128 * UOT_MIB, 15) == 0 && uot_make_cold(b) == 0, "%s",
-		      uot_why());
-	ck_assert_int_eq(uot_sh("dd if=%s of=/dev/null bs=1M count=16 status=none", b), 0);
+	hot_head_files(a, 48, b, 14);
 	st = uot_sh("STATIC_IO_MIBPS=256 STATIC_IO_HOLD=16:%s %s readafter %s %s & p=$!; "
 		    "at() { for f in /proc/$p/fd/*; do [ \"$(readlink $f)\" = %s ] && "
 		    "awk '/^pos:/ && $2 >= 16777216 { f = 1 } END { exit !f }' "
@@ -330,16 +349,9 @@ START_TEST(test_attach_hot_head)
 		    "until at; do kill -0 $p || exit 9; sleep 0.01; done; "
 		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
 		    "exit $s", go, static_io(), a, b, b, uot_useonce(), go);
-	kept = head_cached(b, 16 * UOT_MIB);
 	unlink(a);
-	unlink(b);
 	unlink(go);
-	printf("watch: attach hot head: %.1f of the 16 MiB another program cached stayed\n",
-	       uot_mib(kept));
-	fflush(stdout);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
-	ck_assert_msg(kept >= 15 * UOT_MIB, "another program's cached head was dropped: %.1f of "
-		      "16 MiB left", uot_mib(kept));
+	hot_head_kept("attach hot head", st, b);
 }
 END_TEST
 
@@ -354,7 +366,6 @@ END_TEST
 START_TEST(test_attach_two_readers)
 {
 	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX], ready[PATH_MAX];
-	uint64_t kept;
 	int st;
 
 	uot_sfmt(a, sizeof(a), "%s/watch-step-a", uot_build_dir());
@@ -363,10 +374,7 @@ START_TEST(test_attach_two_readers)
 	uot_sfmt(ready, sizeof(ready), "%s/watch-step-ready", uot_build_dir());
 	unlink(go);
 	unlink(ready);
-	ck_assert_msg(uot_make_file(a, 128 * UOT_MIB, 16) == 0 && uot_make_cold(a) == 0 &&
-		      uot_make_file(b, 128 * UOT_MIB, 17) == 0 && uot_make_cold(b) == 0, "%s",
-		      uot_why());
-	ck_assert_int_eq(uot_sh("dd if=%s of=/dev/null bs=1M count=16 status=none", b), 0);
+	hot_head_files(a, 128, b, 16);
 	st = uot_sh("python3 -c '\n"
 		    "import os, sys, time\n"
 		    "b = open(sys.argv[1], \"rb\", buffering=0)\n"
@@ -383,17 +391,10 @@ START_TEST(test_attach_two_readers)
 		    "until [ -e %s ]; do kill -0 $p || exit 9; sleep 0.01; done; "
 		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
 		    "exit $s", b, a, go, ready, ready, uot_useonce(), go);
-	kept = head_cached(b, 16 * UOT_MIB);
 	unlink(a);
-	unlink(b);
 	unlink(go);
 	unlink(ready);
-	printf("watch: attach two readers: %.1f of the 16 MiB another program cached stayed\n",
-	       uot_mib(kept));
-	fflush(stdout);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", uot_status_str(st));
-	ck_assert_msg(kept >= 15 * UOT_MIB, "another program's cached head was dropped: %.1f of "
-		      "16 MiB left", uot_mib(kept));
+	hot_head_kept("attach two readers", st, b);
 }
 END_TEST
 
