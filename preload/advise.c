@@ -601,12 +601,13 @@ static bool uo_domain_in_flight(uint64_t *bytes)
  * What the domain has in flight besides a stream that has 'flying': read
  * at each window's end (only a write stream's throttle and a flushed
  * window ask), and at most once every UO_DOMAIN_MS in the process (its
- * threads' streams), the last answer otherwise.  The domain's whole figure
- * is what is kept, and each asker takes its own part off: a stream that
- * took another's answer would count its own pages as others'.  Read every 20 ms, the
- * first windows of eight writers started together were written before
- * each had seen the others: 160-212 MiB in flight at once, against 80-123
- * read at every window (a lone writer at 1 GB/s ends one every 8 ms).
+ * threads' streams), the last answer otherwise.  The domain's whole
+ * figure is what is kept, and each asker takes its own part off: a
+ * stream that took another's answer would count its own pages as
+ * others'.  Read every 20 ms, the first windows of eight writers started
+ * together were written before each had seen the others: 160-212 MiB in
+ * flight at once, against 80-123 read at every window (a lone writer at
+ * 1 GB/s ends one every 8 ms).
  */
 #define UO_DOMAIN_MS	2u
 static _Atomic uint64_t uo_dom_read_ms;
@@ -799,19 +800,6 @@ bool uo_file_locked(int fd)
 }
 
 /*
- * Did writeback of the range fail?  A page whose writeback failed is clean
- * and looks like any other, and it may be the only good copy of the data:
- * dropping it makes the program read the disk's garbage back.  The kernel
- * keeps one writeback error per file and reports it once to each open
- * description, so it is asked of a description of our own, opened through
- * /proc, never of the program's: the program's descriptors still get the
- * error from their fsync.  (One that the program opens after this check
- * may not: the kernel then counts the error as seen.)  Asked only once the
- * range is clean, so the wait is immediate.  True when it cannot be told
- * (no /proc, no read access, a record lock on the file): the pages are
- * then kept.
- */
-/*
  * After a first failure nothing is asked: the other files keep their
  * errors.  And an error asked is an error taken from whoever asks later,
  * so it is asked only where it can be said.  With no standard error (cp
@@ -826,6 +814,19 @@ bool uo_writeback_askable(void)
 	return !uo_writeback_failure_seen() && uo_stderr_same();
 }
 
+/*
+ * Did writeback of the range fail?  A page whose writeback failed is clean
+ * and looks like any other, and it may be the only good copy of the data:
+ * dropping it makes the program read the disk's garbage back.  The kernel
+ * keeps one writeback error per file and reports it once to each open
+ * description, so it is asked of a description of our own, opened through
+ * /proc, never of the program's: the program's descriptors still get the
+ * error from their fsync.  (One that the program opens after this check
+ * may not: the kernel then counts the error as seen.)  Asked only once the
+ * range is clean, so the wait is immediate.  True when it cannot be told
+ * (no /proc, no read access, a record lock on the file): the pages are
+ * then kept.
+ */
 static bool uo_own_writeback_failed(int own, struct uo_range r)
 {
 	int err;
@@ -1024,8 +1025,8 @@ unsigned uo_apply(int fd, const struct uo_advice *adv, uint64_t size, uint64_t *
 			}
 			if (uo_writeback_failed(fd, r)) {
 				UO_STAT_ADD(advice_errors, 1);
-				uo_trace_advice(fd, "kept (writeback failed, or not askable with no stderr to say so)",
-						r, 0, waited);
+				uo_trace_advice(fd, "kept (writeback failed, or no stderr to say "
+						"so: not asked)", r, 0, waited);
 				return UO_APPLY_WB_FAILED;
 			}
 		}
