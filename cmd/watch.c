@@ -1095,6 +1095,22 @@ struct uo_dirent64 {
 	char d_name[];
 };
 
+/* The next descriptor number of a getdents64 buffer of /proc/PID/fd (n bytes); -1 at its end. */
+static long uo_wfd_next(const char *buf, long n, long *off)
+{
+	while (*off < n) {
+		const struct uo_dirent64 *de = (const struct uo_dirent64 *)(buf + *off);
+		char *end;
+		long fd;
+
+		*off += de->d_reclen;
+		fd = strtol(de->d_name, &end, 10);
+		if (!*end && end != de->d_name && fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
 /*
  * Has the process another regular file than f's open read-only?  Its
  * own listing and fdinfo, on descriptors of our own: the scan in progress
@@ -1113,20 +1129,16 @@ static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *
 	if (dir < 0)
 		return true;
 	while (!other && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-		long off;
+		long off = 0, fd;
 
-		for (off = 0; off < n && !other; ) {
-			struct uo_dirent64 *de = (struct uo_dirent64 *)(buf + off);
+		while (!other && (fd = uo_wfd_next(buf, n, &off)) >= 0) {
 			struct uo_fdinfo fi;
 			struct stat sb;
-			char *end;
-			long fd;
+			char name[24];
 			int info;
 
-			off += de->d_reclen;
-			fd = strtol(de->d_name, &end, 10);
-			if (*end || end == de->d_name || fd == f->fd ||
-			    fstatat(dir, de->d_name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
+			snprintf(name, sizeof(name), "%ld", fd);
+			if (fd == f->fd || fstatat(dir, name, &sb, 0) != 0 || !S_ISREG(sb.st_mode) ||
 			    ((uint64_t)sb.st_ino == f->ino && (uint64_t)sb.st_dev == f->dev))
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%ld", (int)pid, fd);
@@ -1738,7 +1750,6 @@ static struct uo_wfd *uo_wfd_find(struct uo_watch *w, int proc, int fd)
 	return NULL;
 }
 
-
 /*
  * Did the process move data its guarded descriptors do not show (after
  * its scan)?  Their positions and sizes tell what read, write and
@@ -1812,19 +1823,11 @@ static void uo_wproc_scan(struct uo_watch *w, unsigned pi)
 			w->fds[i].seen = false;
 	lseek(p->fddir, 0, SEEK_SET);
 	while ((n = syscall(SYS_getdents64, p->fddir, buf, sizeof(buf))) > 0) {
-		long off;
+		long off = 0, fd;
 
-		for (off = 0; off < n; ) {
-			struct uo_dirent64 *de = (struct uo_dirent64 *)(buf + off);
-			struct uo_wfd *f;
-			char *end;
-			long fd;
+		while ((fd = uo_wfd_next(buf, n, &off)) >= 0) {
+			struct uo_wfd *f = uo_wfd_find(w, (int)pi, (int)fd);
 
-			off += de->d_reclen;
-			fd = strtol(de->d_name, &end, 10);
-			if (*end || end == de->d_name || fd < 0)
-				continue;
-			f = uo_wfd_find(w, (int)pi, (int)fd);
 			if (f) {
 				f->seen = true;
 				continue;
