@@ -480,6 +480,7 @@ void uo_config_load(char *const *argv)
 	if (!uo_config.disabled) {
 		uo_dest_keep(&uo_config.trace);
 		uo_dest_keep(&uo_config.stats);
+		uo_stderr_keep();
 	}
 	uo_say_ignored();
 	/* The constructor (hooks.c) starts the statistics once this has read where they go. */

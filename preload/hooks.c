@@ -27,7 +27,6 @@
 #include "fdtab.h"
 #include "guard.h"
 #include "stats.h"
-#include "trace.h"
 
 /* stdio streams name their descriptor; fileno() sets errno for those without one. */
 static inline int uo_stdio_fd(FILE *fp)
@@ -602,7 +601,6 @@ __attribute__((constructor(101))) static void uo_init(int argc, char **argv, cha
 {
 	/* glibc passes main's arguments to constructors: argv names the program. */
 	uo_fdtab_start();
-	uo_stderr_note();
 	uo_config_load(argc > 0 ? argv : NULL);
 	if (uo_stats_wanted())
 		uo_stats_start();

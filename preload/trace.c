@@ -130,38 +130,6 @@ static bool uo_write_all(int fd, const char *buf, size_t len)
 	return ok;
 }
 
-/*
- * Standard error as the program started with it.  A program that closed
- * it may have been given number 2 for a file of its own (rsync's
- * receiver writes its temporary files there then): a notice written to
- * "fd 2" went into that file's data.
- */
-static uint64_t uo_stderr_dev, uo_stderr_ino;
-static bool uo_stderr_known;
-
-void uo_stderr_note(void)
-{
-	struct uo_file f;
-
-	uo_stderr_known = uo_fstat(2, &f) == 0;
-	if (uo_stderr_known) {
-		uo_stderr_dev = f.dev;
-		uo_stderr_ino = f.ino;
-	}
-}
-
-bool uo_stderr_same(void)
-{
-	struct uo_file f;
-	long fl;
-
-	if (!uo_stderr_known || uo_fstat(2, &f) != 0 || f.dev != uo_stderr_dev ||
-	    f.ino != uo_stderr_ino)
-		return false;
-	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
-	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
-}
-
 void uo_dest_keep(struct uo_dest *d)
 {
 	struct uo_file f;
@@ -174,6 +142,37 @@ void uo_dest_keep(struct uo_dest *d)
 	}
 	d->dev = f.dev;
 	d->ino = f.ino;
+}
+
+/* Does the descriptor still name the file it named at start (uo_dest_keep)? */
+static bool uo_dest_same(const struct uo_dest *d)
+{
+	struct uo_file f;
+
+	return d->fd >= 0 && uo_fstat(d->fd, &f) == 0 && f.dev == d->dev && f.ino == d->ino;
+}
+
+/*
+ * Standard error as the program started with it, kept as the trace's
+ * descriptor is.  A program that closed it may have been given number 2
+ * for a file of its own (rsync's receiver writes its temporary files there
+ * then): a notice written to "fd 2" went into that file's data.
+ */
+static struct uo_dest uo_stderr_dest = { .fd = 2 };
+
+void uo_stderr_keep(void)
+{
+	uo_dest_keep(&uo_stderr_dest);
+}
+
+bool uo_stderr_same(void)
+{
+	long fl;
+
+	if (!uo_dest_same(&uo_stderr_dest))
+		return false;
+	fl = uo_sys(SYS_fcntl, 2, F_GETFL);
+	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
 }
 
 /* Opened per line: a descriptor kept open could be closed or reused by the program. */
@@ -195,13 +194,12 @@ static int uo_dest_open(const char *path)
 
 void uo_dest_write(const struct uo_dest *d, struct uo_line *l)
 {
-	struct uo_file f;
 	int fd;
 
 	l->buf[l->len++] = '\n';
 	if (d->fd >= 0) {
 		/* The program may have closed ours (closefrom) and reused the number. */
-		if (uo_fstat(d->fd, &f) == 0 && f.dev == d->dev && f.ino == d->ino)
+		if (uo_dest_same(d))
 			uo_write_all(d->fd, l->buf, l->len);
 		return;
 	}

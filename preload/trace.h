@@ -33,10 +33,6 @@ void uo_line_range(struct uo_line *l, struct uo_range r);
 void uo_line_bytes(struct uo_line *l, uint64_t v);	/* 1.5 GiB */
 void uo_line_value(struct uo_line *l, const char *s);	/* printable bytes only, cut short */
 bool uo_line_write(struct uo_line *l, int fd);		/* with a newline, one write: all written? */
-/* What standard error was at start, noted once by the constructor. */
-void uo_stderr_note(void);
-/* Is descriptor 2 still that standard error, open for writing? */
-bool uo_stderr_same(void);
 void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
 
 /*
@@ -48,6 +44,10 @@ void uo_line_trace(struct uo_line *l);			/* to the trace, if there is one */
  * Not duplicated: that would take one of the program's descriptors.
  */
 void uo_dest_keep(struct uo_dest *d);
+/* Standard error kept the same way, at start (config.c)... */
+void uo_stderr_keep(void);
+/* ...and whether descriptor 2 still names it, open for writing: our notices go only there. */
+bool uo_stderr_same(void);
 /*
  * Writes the line (with its newline) to the descriptor if it still names
  * the file it named at start, or appends it to the file, opened as safely
