@@ -42,6 +42,9 @@ reported=""
 # Check's lines for failed and errored tests (file:line:F|E:case:test:...),
 # said again just before the closing line: CI shows only a run's tail.
 failures=""
+# Each program's wall time, said at the end: the suite must stay well
+# under its time limit, and this says where the time goes.
+times=""
 sanitizer='^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^WARNING: ThreadSanitizer|^SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer)|: runtime error: '
 for arg in "$@"; do
 	case $arg in
@@ -60,7 +63,10 @@ for arg in "$@"; do
 	name=$(basename "$(dirname "$(dirname "$prog")")")/$(basename "$prog")
 	out=$(mktemp)
 	rcfile=$(mktemp)
+	start=$(date +%s)
 	{ "$prog" 2>&1; echo $? >"$rcfile"; } | tee "$out"
+	times="$times
+  $name $(($(date +%s) - start)) s"
 	status=$(cat "$rcfile")
 	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
 	san=$(grep -cE "$sanitizer" "$out")
@@ -87,6 +93,7 @@ $bad"
 		failed=$((failed + 1))
 	fi
 done
+printf 'check: time per program:%s\n' "$times"
 [ -n "$failures" ] && printf 'check: failed tests:%s\n' "$failures"
 [ -n "$reported" ] && echo "check: sanitizer reports from:$reported"
 [ -n "$broken" ] && echo "check: no summary or a failure status from:$broken (crashed?)"
