@@ -60,6 +60,7 @@
 #include "config.h"
 #include "fdtab.h"
 #include "policy.h"
+#include "record.h"
 #include "sys.h"
 #include "trace.h"
 
@@ -77,6 +78,18 @@ struct uo_behind_file {
 	uint8_t disk_unknown;	/* a candidate's: its filesystem is checked at its first look */
 	uint8_t unflushed;	/* a candidate's: its writeback was never started */
 	char path[UO_BEHIND_PATH];
+};
+
+/*
+ * A file read whole before its run was known to be a tree, cold when
+ * opened (policy.h, UO_TREE_EARLY_*): dropped when the run becomes one,
+ * if that comes soon and nothing of it changed.
+ */
+struct uo_early_read {
+	struct uo_behind_file f;	/* its ctime_ns: the change time at our close */
+	int64_t atime_ns;		/* the access time at our close */
+	uint64_t closed_ms;		/* CLOCK_MONOTONIC at our close */
+	uint8_t atime_known;		/* 0: handed by a sibling, which hands no access time */
 };
 
 /* Oldest first from 'head'; only touched by the owner of uo_behind_owner. */
@@ -99,7 +112,17 @@ static struct {
 	unsigned n;
 	uint64_t bytes;
 } uo_early;
+/*
+ * The read candidates, oldest first, as many as a run can read before it
+ * is a tree; also the owner of uo_behind_owner's.  Static: 17 KiB.
+ */
+static struct {
+	struct uo_early_read f[UO_TREE_FILES];
+	unsigned n;
+} uo_early_reads;
 static _Atomic int32_t uo_behind_owner;
+/* uo_early_reads.n, for a look without the lock. */
+static _Atomic unsigned uo_early_reads_waiting;
 /* uo_early.n, for a look without the lock: a run that ends has mostly none to forget. */
 static _Atomic unsigned uo_early_waiting;
 /* uo_behind.n, for a look without the lock: most closes find nothing waiting. */
@@ -605,7 +628,7 @@ static bool uo_behind_to_handoff(const struct uo_behind_file *e, uint32_t flags,
 	return true;
 }
 
-unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max)
+unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max, uint64_t now_ms)
 {
 	unsigned n = 0, i;
 
@@ -619,6 +642,15 @@ unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max)
 	for (i = uo_early.n; i-- > 0 && n < max; )
 		if (uo_behind_to_handoff(&uo_early.f[i], UO_HANDOFF_EARLY, &out[n]))
 			n++;
+	/* Read candidates still due, with their age: the next one drops them if it is a tree. */
+	for (i = uo_early_reads.n; i-- > 0 && n < max; ) {
+		const struct uo_early_read *r = &uo_early_reads.f[i];
+
+		if (!uo_tree_early_read_due(r->closed_ms, now_ms) ||
+		    !uo_behind_to_handoff(&r->f, UO_HANDOFF_READ, &out[n]))
+			continue;
+		out[n++].age_ms = (uint32_t)(now_ms - r->closed_ms);
+	}
 	uo_release(&uo_behind_owner);
 	return n;
 }
@@ -643,7 +675,17 @@ void uo_behind_take(const struct uo_handoff_file *in, unsigned n)
 		e.unflushed = 0;
 		memcpy(e.path, in[i].path, sizeof(in[i].path));
 		e.path[sizeof(in[i].path) - 1] = '\0';
-		if (!(in[i].flags & UO_HANDOFF_EARLY)) {
+		if (in[i].flags & UO_HANDOFF_READ) {
+			struct uo_early_read *r;
+
+			if (uo_early_reads.n == UO_TREE_FILES)
+				continue;
+			r = &uo_early_reads.f[uo_early_reads.n++];
+			r->f = e;
+			r->atime_ns = 0;
+			r->atime_known = 0;
+			r->closed_ms = in[i].handed_ms - in[i].age_ms;
+		} else if (!(in[i].flags & UO_HANDOFF_EARLY)) {
 			uo_behind_push(&e);
 		} else if (uo_early.n < UO_TREE_FILES) {
 			uo_early.f[uo_early.n++] = e;
@@ -651,5 +693,147 @@ void uo_behind_take(const struct uo_handoff_file *in, unsigned n)
 		}
 	}
 	atomic_store_explicit(&uo_early_waiting, uo_early.n, memory_order_relaxed);
+	atomic_store_explicit(&uo_early_reads_waiting, uo_early_reads.n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+/*
+ * The read side's candidates.  Remembering one costs a readlink and a
+ * statx at its close (the lock's getpid aside); dropping it, when its run
+ * becomes a tree, the deferred drop's look: the path opened O_PATH, the
+ * same file (device, inode, size, birth time, and its change time and
+ * access time unchanged since our close: not written, chmoded or, where
+ * access times move at every read, read since), on a local disk, held by
+ * no descriptor of this process (our close would release its record
+ * locks), then opened read-only through /proc/self/fd, locked by nobody,
+ * nothing dirty or under writeback (none of it is someone's unwritten
+ * data: it was cold when we opened it), and dropped.  No writeback error
+ * is asked: a read file has none of ours.
+ */
+void uo_behind_early_read(int fd, const struct uo_file *f, bool forget, uint64_t now_ms)
+{
+	struct uo_early_read *e;
+	char path[UO_BEHIND_PATH];
+	struct uo_file now;
+	int64_t atime, ctime;
+	size_t n;
+
+	if (uo_config.dryrun)
+		return;
+	n = uo_behind_path(fd, path);
+	/* The times of the file the program still holds: what it was at our close. */
+	if (!n || uo_fstat_times(fd, &now, &atime, &ctime) != 0 || now.ino != f->ino ||
+	    now.dev != f->dev || !ctime) {
+		if (forget)
+			uo_behind_early_reads_forget();
+		return;
+	}
+	if (!uo_try_own(&uo_behind_owner))
+		return;
+	if (forget)
+		uo_early_reads.n = 0;
+	if (uo_early_reads.n == UO_TREE_FILES)
+		memmove(&uo_early_reads.f[0], &uo_early_reads.f[1],
+			--uo_early_reads.n * sizeof(uo_early_reads.f[0]));
+	e = &uo_early_reads.f[uo_early_reads.n++];
+	e->f.dev = f->dev;
+	e->f.ino = f->ino;
+	e->f.size = f->size;
+	e->f.btime_ns = f->btime_ns;
+	e->f.ctime_ns = ctime;
+	e->f.disk_unknown = 1;
+	e->f.unflushed = 0;
+	memcpy(e->f.path, path, n + 1);
+	e->atime_ns = atime;
+	e->atime_known = 1;
+	e->closed_ms = now_ms;
+	atomic_store_explicit(&uo_early_reads_waiting, uo_early_reads.n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+static void uo_early_read_trace(const char *path, const char *what, uint64_t ms)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, -1);
+	uo_line_path(&l, path);
+	uo_line_str(&l, ": ");
+	uo_line_str(&l, what);
+	uo_line_str(&l, " (read before the tree, closed ");
+	uo_line_num(&l, ms);
+	uo_line_str(&l, " ms before)");
+	uo_line_trace(&l);
+}
+
+/* Lock held: one read candidate, the run just became a tree. */
+static void uo_early_read_drop(struct uo_early_read *r, struct uo_behind_held *held,
+			       uint64_t now_ms)
+{
+	struct uo_behind_file *e = &r->f;
+	char link[UO_PROC_FD_PATH];
+	struct uo_cachestat cs;
+	struct uo_file f;
+	int64_t atime, ctime;
+	uint64_t ms = now_ms - r->closed_ms;
+	long path, own;
+
+	if (!uo_tree_early_read_due(r->closed_ms, now_ms)) {
+		uo_early_read_trace(e->path, "left to the kernel's cache", ms);
+		return;
+	}
+	path = uo_sys(SYS_openat, AT_FDCWD, e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (path < 0)
+		return;
+	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !uo_behind_still(e, &f, ctime) ||
+	    (r->atime_known && atime != r->atime_ns)) {
+		uo_early_read_trace(e->path, "left alone (changed or read since)", ms);
+		goto out;
+	}
+	if (uo_not_for_later((int)path) || uo_behind_held_here(held, e, path))
+		goto out;
+	uo_proc_fd_path(link, (int)path);
+	own = uo_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (own < 0)
+		goto out;
+	if (uo_file_locked((int)own) || uo_cachestat((int)own, 0, 0, &cs) != 0 ||
+	    cs.nr_dirty || cs.nr_writeback || !cs.nr_cache) {
+		/* Locked, written since, unknown, or gone already: nothing to do. */
+	} else if (uo_record_streamed_again(&f)) {
+		uo_early_read_trace(e->path, "left to the kernel's cache (read again within "
+				    "USEONCE_REUSE)", ms);
+	} else {
+		uo_drop_tree_file((int)own, e->size);
+		uo_early_read_trace(e->path, "dropped", ms);
+	}
+	uo_sys(SYS_close, own);
+out:
+	uo_sys(SYS_close, path);
+}
+
+void uo_behind_adopt_reads(uint64_t now_ms)
+{
+	struct uo_behind_held held;
+	unsigned i;
+
+	if (!atomic_load_explicit(&uo_early_reads_waiting, memory_order_relaxed) ||
+	    !uo_try_own(&uo_behind_owner))
+		return;
+	held.taken = false;
+	for (i = 0; i < uo_early_reads.n; i++)
+		uo_early_read_drop(&uo_early_reads.f[i], &held, now_ms);
+	uo_early_reads.n = 0;
+	atomic_store_explicit(&uo_early_reads_waiting, 0, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
+void uo_behind_early_reads_forget(void)
+{
+	if (!atomic_load_explicit(&uo_early_reads_waiting, memory_order_relaxed) ||
+	    !uo_try_own(&uo_behind_owner))
+		return;
+	uo_early_reads.n = 0;
+	atomic_store_explicit(&uo_early_reads_waiting, 0, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
 }

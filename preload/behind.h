@@ -30,6 +30,17 @@ void uo_behind_early(int fd, const struct uo_file *f, bool forget);
 void uo_behind_adopt(void);
 /* The run ended before it was a tree: its candidates are forgotten undropped. */
 void uo_behind_early_forget(void);
+/*
+ * A file read whole and cold is being closed before its run is known to
+ * be a tree (policy.h, UO_TREE_EARLY_KEEP, reads): remembered by path and
+ * identity, its change and access times, and when ('now_ms'); 'forget':
+ * the candidates of the run before it are forgotten first.
+ */
+void uo_behind_early_read(int fd, const struct uo_file *f, bool forget, uint64_t now_ms);
+/* The read run just became a tree at now_ms: its candidates are dropped, if still due. */
+void uo_behind_adopt_reads(uint64_t now_ms);
+/* The read run ended before it was a tree: its candidates are forgotten. */
+void uo_behind_early_reads_forget(void);
 /* Another file of a tree was closed: a look at the oldest waiting. */
 void uo_behind_tick(void);
 /* The process exits: a look at all waiting, without waiting for any. */
@@ -38,10 +49,11 @@ void uo_behind_exit(void);
 /*
  * The process exits with written files still being written back (a short
  * process of a tree, find -exec cp): up to 'max' of them, newest first,
- * and its candidates, as entries for the next process of the same parent
+ * and its candidates (read ones closed within UO_TREE_GAP_MS of 'now_ms',
+ * with their age), as entries for the next process of the same parent
  * (owner, time and seal are the caller's).  Their number.
  */
-unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max);
+unsigned uo_behind_hand(struct uo_handoff_file *out, unsigned max, uint64_t now_ms);
 /*
  * Files an earlier process of the same parent handed, checked sound by the
  * caller: they join the deferred drop (candidates: the candidates), with

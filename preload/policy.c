@@ -433,6 +433,24 @@ static bool uo_tree_is_on(const struct uo_tree_run *r, const struct uo_tuning *t
 	return r->count >= UO_TREE_FILES || (r->count >= UO_TREE_STEPS && r->bytes >= t->threshold);
 }
 
+/*
+ * Written: a new file, the tail of a stream too (its first windows went
+ * behind the writer, its last was in flight at its close).  Read: a file
+ * nothing of which was cached when opened, not a stream (a stream's pages
+ * went as it read, and what was cached before stays).
+ */
+static bool uo_tree_early_candidate(const struct uo_tree_file *f)
+{
+	if (f->dir == UO_WRITE)
+		return f->opened == UO_OPEN_NEW;
+	return f->opened == UO_OPEN_COLD && !f->streamed;
+}
+
+bool uo_tree_early_read_due(uint64_t closed_ms, uint64_t now_ms)
+{
+	return now_ms >= closed_ms && now_ms - closed_ms <= UO_TREE_GAP_MS;
+}
+
 struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_tuning *t,
 					  const struct uo_tree_file *f)
 {
@@ -445,7 +463,7 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 	/* A pause, or a clock that went back, ends the run. */
 	if (r->count && (f->now_ms < r->last_ms || f->now_ms - r->last_ms > UO_TREE_GAP_MS)) {
 		adv.changed = r->on;
-		adv.early_forget = f->dir == UO_WRITE;
+		adv.early_forget = 1;
 		memset(r, 0, sizeof(*r));
 	}
 	/*
@@ -467,12 +485,12 @@ struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_t
 	if (!r->on && uo_tree_is_on(r, t)) {
 		r->on = 1;
 		adv.changed = 1;
-		if (f->dir == UO_WRITE && !r->kept)
+		if (!r->kept)
 			adv.early = UO_TREE_EARLY_ADOPT;
 	}
 	if (!r->on) {
-		/* Written before the run is known to be a tree: maybe dropped once it is. */
-		if (f->dir == UO_WRITE && f->opened == UO_OPEN_NEW && !f->streamed)
+		/* Moved before the run is known to be a tree: maybe dropped once it is. */
+		if (uo_tree_early_candidate(f))
 			adv.early = UO_TREE_EARLY_KEEP;
 		return adv;
 	}
@@ -635,9 +653,17 @@ void uo_handoff_seal(struct uo_handoff_file *e)
 
 bool uo_handoff_sound(const struct uo_handoff_file *e, uint64_t owner, uint64_t now_ms)
 {
-	if (!owner || e->owner != owner || e->check != uo_handoff_sum(e) || e->pad ||
-	    (e->flags & ~(uint32_t)(UO_HANDOFF_EARLY | UO_HANDOFF_FAILED)))
+	if (!owner || e->owner != owner || e->check != uo_handoff_sum(e) ||
+	    (e->flags & ~(uint32_t)(UO_HANDOFF_EARLY | UO_HANDOFF_FAILED | UO_HANDOFF_READ)))
 		return false;
+	/* A read candidate is nothing else, and was closed at most UO_TREE_GAP_MS before. */
+	if (e->flags & UO_HANDOFF_READ) {
+		if (e->flags != UO_HANDOFF_READ || e->age_ms > UO_TREE_GAP_MS ||
+		    e->handed_ms < e->age_ms)
+			return false;
+	} else if (e->age_ms) {
+		return false;
+	}
 	if (now_ms < e->handed_ms || now_ms - e->handed_ms > UO_TREE_GAP_MS)
 		return false;
 	/* A failure mark names no file. */

@@ -358,17 +358,30 @@ enum uo_tree_verdict {
 };
 
 /*
- * The files a run writes before it is known to be a tree (its first
- * UO_TREE_STEPS to UO_TREE_FILES files) would stay cached: a file a
- * descriptor created or truncated and wrote whole, not a stream, closed
- * while its run is not a tree yet, is remembered as a candidate (EARLY);
- * when the run becomes a tree, the candidates join the deferred drop,
- * oldest first, with the same checks (ADOPT); when the run ends without
- * becoming one, they are forgotten undropped (the forget flag, told before
+ * The files a run moves before it is known to be a tree (its first
+ * UO_TREE_STEPS to UO_TREE_FILES files) would stay cached.  Closed while
+ * its run is not a tree yet, a file is remembered as a candidate (EARLY):
+ * - written: one the descriptor created or truncated and wrote whole,
+ *   a stream too (its tail was in flight at its close, and stayed);
+ * - read: one read whole, not a stream, nothing of which was cached when
+ *   it was opened (the head probe, uo_opened_by_head_probe): what was
+ *   cached before stays.
+ * When the run becomes a tree, the candidates of its direction are acted
+ * on (ADOPT): written ones join the deferred drop, oldest first, with its
+ * checks; read ones are dropped at once, but only those closed within
+ * UO_TREE_GAP_MS (uo_tree_early_read_due) and unchanged since (identity,
+ * change and access time).  When the run ends without becoming one, they
+ * are forgotten undropped (the forget flag, either direction, told before
  * this file's own EARLY).  A run that never becomes a tree has its
- * candidates remembered and nothing more.  Writes only: a file read whole
- * before the tree could have been read by someone else meanwhile, and our
- * own read hides that (README, "Trees").
+ * candidates remembered and nothing more.
+ *
+ * A read candidate may have been read by another process between our
+ * close and its drop, and our own read hides that (the access time moved
+ * at our read, relatime moves it no more, and the cache cannot say who
+ * read a page): such a reader loses the file to the drop, as one reading
+ * a file of the tree while we read it does.  The bound keeps that window
+ * to the tree's own pace: the time the run took to move its next few
+ * files, at most UO_TREE_GAP_MS (docs/benchmarks.md measures it).
  */
 enum uo_tree_early {
 	UO_TREE_EARLY_NONE = 0,
@@ -380,10 +393,12 @@ struct uo_tree_advice {
 	uint8_t verdict;	/* enum uo_tree_verdict */
 	uint8_t changed;	/* the direction's tree mode just turned on or off */
 	uint8_t ask_record;	/* the run's id is complete: did this tree come back? */
-	uint8_t early;		/* enum uo_tree_early (writes only) */
+	uint8_t early;		/* enum uo_tree_early */
 	uint8_t early_forget;	/* the run ended: forget the candidates (before 'early') */
 };
 
+/* May a read candidate closed at closed_ms be dropped at now_ms (the run just became a tree)? */
+bool uo_tree_early_read_due(uint64_t closed_ms, uint64_t now_ms);
 /* A file closed: one more of a tree?  What to do with it. */
 struct uo_tree_advice uo_tree_file_closed(struct uo_trees *tr, const struct uo_tuning *t,
 					  const struct uo_tree_file *f);
@@ -556,6 +571,12 @@ bool uo_tree_share_get(struct uo_tree_run *run, const struct uo_tuning *t,
 enum uo_handoff_flags {
 	UO_HANDOFF_EARLY = 1u,	/* written before the run was a tree: a candidate */
 	UO_HANDOFF_FAILED = 2u,	/* a process of the run saw a writeback fail: drop nothing */
+	/*
+	 * Read whole and cold before the run was a tree (a read candidate):
+	 * dropped once it is, if still due (uo_tree_early_read_due); its
+	 * age_ms says how long before the hand-over it was closed.
+	 */
+	UO_HANDOFF_READ = 4u,
 };
 
 struct uo_handoff_file {
@@ -565,7 +586,7 @@ struct uo_handoff_file {
 	uint64_t ino;
 	uint64_t size;
 	uint32_t flags;		/* enum uo_handoff_flags */
-	uint32_t pad;		/* zero */
+	uint32_t age_ms;	/* UO_HANDOFF_READ's, at most UO_TREE_GAP_MS; else zero */
 	uint64_t btime_ns;	/* uo_behind_id's: birth time, 0 if unknown */
 	int64_t ctime_ns;	/* ... change time at the hand-over, never 0 for a file */
 	char path[UO_HANDOFF_PATH];

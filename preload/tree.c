@@ -14,7 +14,9 @@
  * - a file created or truncated and written whole before the run is known
  *   to be a tree is remembered too, by path (one readlink at its close);
  *   when the run becomes a tree those join the deferred drop, and when it
- *   ends first they are forgotten (policy.h, UO_TREE_EARLY_*);
+ *   ends first they are forgotten (policy.h, UO_TREE_EARLY_*); so is one
+ *   read whole and cold before it, dropped at once when the run becomes a
+ *   tree within UO_TREE_GAP_MS of its close (behind.c says with what checks);
  * - a file opened inside a tree becomes a stream after a window instead of
  *   the stream threshold (uo_tree_threshold), so no size from UO_TREE_MIN
  *   up is left to nobody;
@@ -255,7 +257,7 @@ void uo_tree_exit(void)
 		b->files[0].flags = UO_HANDOFF_FAILED;
 	} else if (b->run[UO_WRITE].owner) {
 		/* Only a short process's run is shared, and with it its files. */
-		n = uo_behind_hand(b->files, UO_HANDOFF_FILES);
+		n = uo_behind_hand(b->files, UO_HANDOFF_FILES, now);
 	} else {
 		n = 0;
 	}
@@ -331,6 +333,18 @@ static bool uo_tree_room(int fd, const struct uo_file *f)
 	return true;
 }
 
+/* The files read before the run was a tree: remembered, forgotten, or dropped now. */
+static void uo_tree_first_reads(int fd, const struct uo_file *f,
+				const struct uo_tree_advice *adv, uint64_t now_ms)
+{
+	if (adv->early == UO_TREE_EARLY_KEEP && !uo_path_rule(fd))
+		uo_behind_early_read(fd, f, adv->early_forget, now_ms);
+	else if (adv->early_forget)
+		uo_behind_early_reads_forget();
+	if (adv->early == UO_TREE_EARLY_ADOPT)
+		uo_behind_adopt_reads(now_ms);
+}
+
 void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 {
 	struct uo_tree_file tf = { 0 };
@@ -374,8 +388,10 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	/* A write run that ended, or begins: memory is asked again. */
 	if (tf.dir == UO_WRITE && (adv.early_forget || (adv.changed && !on)))
 		atomic_store_explicit(&uo_tree_short, 0, memory_order_relaxed);
-	/* The files written before the run was a tree: forgotten, or to be dropped too. */
-	if (adv.early == UO_TREE_EARLY_KEEP) {
+	if (tf.dir == UO_READ) {
+		uo_tree_first_reads(fd, &f, &adv, tf.now_ms);
+	} else if (adv.early == UO_TREE_EARLY_KEEP) {
+		/* The files written before the run was a tree: forgotten, or to be dropped too. */
 		/* (A path rule's readlink is paid only where the config has rules.) */
 		if (!uo_path_rule(fd))
 			uo_behind_early(fd, &f, adv.early_forget);
@@ -383,9 +399,9 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 			uo_behind_early_forget();
 		return;
 	}
-	if (adv.early_forget)
+	if (adv.early_forget && tf.dir == UO_WRITE)
 		uo_behind_early_forget();
-	if (adv.early == UO_TREE_EARLY_ADOPT) {
+	if (adv.early == UO_TREE_EARLY_ADOPT && tf.dir == UO_WRITE) {
 		/* Written into memory nobody used: they stay, as the file closed now. */
 		if (adv.verdict == UO_TREE_BEHIND && uo_tree_room(fd, &f))
 			uo_behind_early_forget();

@@ -394,24 +394,26 @@ START_TEST(test_first_written_files_join_the_drop)
 END_TEST
 
 /*
- * Only new files written whole and not streamed are candidates; reads
- * never are (someone may read them meanwhile, and our read hides that).
+ * Written: only new files written whole are candidates, streams too (their
+ * tail was in flight at their close).  Read: only files read whole, cold
+ * when opened and not streams (what was cached before stays; a stream's
+ * pages went as it read).
  */
 START_TEST(test_only_new_written_files_are_candidates)
 {
 	struct uo_tree_file f = { .size = 1 * MiB, .moved = 1 * MiB, .whole = 1,
 				  .dir = UO_WRITE };
-	int i;
 
-	for (i = 0; i < UO_TREE_FILES + 4; i++)
-		ck_assert_int_eq(whole(UO_READ, 1 * MiB, 3).early, UO_TREE_EARLY_NONE);
 	f.opened = UO_OPEN_UNKNOWN;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.opened = UO_OPEN_CACHED;
 	f.now_ms = ++now;
 	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
 	f.opened = UO_OPEN_NEW;
 	f.streamed = 1;
 	f.now_ms = ++now;
-	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_KEEP);
 	f.streamed = 0;
 	f.whole = 0;
 	f.now_ms = ++now;
@@ -423,6 +425,89 @@ START_TEST(test_only_new_written_files_are_candidates)
 	f.size = f.moved = 1 * MiB;
 	f.now_ms = ++now;
 	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_KEEP);
+}
+END_TEST
+
+START_TEST(test_only_cold_read_files_are_candidates)
+{
+	struct uo_tree_file f = { .size = 1 * MiB, .moved = 1 * MiB, .whole = 1,
+				  .dir = UO_READ };
+	static const uint8_t opened[] = { UO_OPEN_UNKNOWN, UO_OPEN_CACHED, UO_OPEN_NEW };
+	unsigned k;
+
+	for (k = 0; k < sizeof(opened); k++) {
+		f.opened = opened[k];
+		f.now_ms = ++now;
+		ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	}
+	f.opened = UO_OPEN_COLD;
+	f.streamed = 1;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.streamed = 0;
+	f.whole = 0;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_NONE);
+	f.whole = 1;
+	f.now_ms = ++now;
+	ck_assert_int_eq(uo_tree_file_closed(&tr, &t, &f).early, UO_TREE_EARLY_KEEP);
+}
+END_TEST
+
+/*
+ * The files read before the run is a tree (cp -r's first sources): each
+ * cold one is a candidate, and the close that makes the read run a tree
+ * adopts them and is dropped itself; a read candidate is dropped only if
+ * that close comes within UO_TREE_GAP_MS of its own.
+ */
+START_TEST(test_first_read_files_are_dropped_once_a_tree)
+{
+	static const uint64_t sizes[] = { 64 * KiB, 128 * KiB, 2 * MiB, 10 * MiB };
+	unsigned k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct uo_tree_advice a;
+		uint64_t first = 0;
+		int kept = 0, i;
+
+		setup();
+		for (i = 0; i < 200; i++) {
+			a = whole(UO_READ, sizes[k], 3);
+			if (!first)
+				first = now;
+			ck_assert(!a.early_forget);
+			if (a.early != UO_TREE_EARLY_KEEP)
+				break;
+			ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+			kept++;
+		}
+		ck_assert_int_eq(a.early, UO_TREE_EARLY_ADOPT);
+		ck_assert(a.changed);
+		ck_assert_int_eq(a.verdict, UO_TREE_DROP);
+		ck_assert_int_lt(kept, UO_TREE_FILES);
+		ck_assert_int_ge(kept, UO_TREE_STEPS - 1);
+		/* Files 3 ms apart: the first candidate is well within the bound. */
+		ck_assert(uo_tree_early_read_due(first, now));
+		for (i = 0; i < 40; i++)
+			ck_assert_int_eq(whole(UO_READ, sizes[k], 3).early, UO_TREE_EARLY_NONE);
+	}
+	/* Slow steps, each within the gap: the run is a tree, its oldest candidates too old. */
+	setup();
+	ck_assert_int_eq(whole(UO_READ, 10 * MiB, 3).early, UO_TREE_EARLY_KEEP);
+	ck_assert_int_eq(whole(UO_READ, 10 * MiB, 1500).early, UO_TREE_EARLY_KEEP);
+	ck_assert_int_eq(whole(UO_READ, 10 * MiB, 1500).early, UO_TREE_EARLY_KEEP);
+	ck_assert_int_eq(whole(UO_READ, 10 * MiB, 1500).early, UO_TREE_EARLY_ADOPT);
+	ck_assert(!uo_tree_early_read_due(now - 4500, now));
+	ck_assert(!uo_tree_early_read_due(now - 3000, now));
+	ck_assert(uo_tree_early_read_due(now - 1500, now));
+	ck_assert(uo_tree_early_read_due(now - UO_TREE_GAP_MS, now));
+	ck_assert(!uo_tree_early_read_due(now - UO_TREE_GAP_MS - 1, now));
+	/* A clock that went back: not due. */
+	ck_assert(!uo_tree_early_read_due(now + 1, now));
+	/* A read run that pauses forgets its candidates, as a written one does. */
+	setup();
+	whole(UO_READ, 10 * MiB, 3);
+	ck_assert(whole(UO_READ, 10 * MiB, UO_TREE_GAP_MS + 1).early_forget);
 }
 END_TEST
 
@@ -767,7 +852,27 @@ START_TEST(test_handoff_refuses_what_is_not_sound)
 	uo_handoff_seal(&bad);
 	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
 	bad = handed(77, 5000, "/a");
-	bad.flags = 4;
+	bad.flags = 8;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	/*
+	 * A read candidate: closed at most UO_TREE_GAP_MS before its hand-over,
+	 * and nothing else; any other entry has no age.
+	 */
+	bad = handed(77, 5000, "/a");
+	bad.flags = UO_HANDOFF_READ;
+	bad.age_ms = 300;
+	uo_handoff_seal(&bad);
+	ck_assert(uo_handoff_sound(&bad, 77, 5100));
+	bad.age_ms = UO_TREE_GAP_MS + 1;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	bad.age_ms = 300;
+	bad.flags = UO_HANDOFF_READ | UO_HANDOFF_EARLY;
+	uo_handoff_seal(&bad);
+	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
+	bad = handed(77, 5000, "/a");
+	bad.age_ms = 1;
 	uo_handoff_seal(&bad);
 	ck_assert(!uo_handoff_sound(&bad, 77, 5100));
 	/* No change time recorded at the hand-over. */
@@ -827,6 +932,7 @@ START_TEST(test_short_copiers_share_both_sides)
 	struct uo_tree_share rec[2];
 	uint64_t owner = 0xfeed;
 	int p, first_read = -1, first_write = -1, adopted = -1, kept = 0;
+	int adopted_read = -1, kept_read = 0;
 
 	memset(rec, 0, sizeof(rec));
 	for (p = 0; p < 10; p++) {
@@ -851,8 +957,14 @@ START_TEST(test_short_copiers_share_both_sides)
 			adopted = p;
 		if (a.verdict == UO_TREE_BEHIND && first_write < 0)
 			first_write = p;
-		if (uo_tree_file_closed(&mine, &t, &r).verdict == UO_TREE_DROP && first_read < 0)
+		a = uo_tree_file_closed(&mine, &t, &r);
+		if (a.verdict == UO_TREE_DROP && first_read < 0)
 			first_read = p;
+		/* Each source before the tree is a read candidate; the tree's first adopts them. */
+		if (a.early == UO_TREE_EARLY_KEEP)
+			kept_read++;
+		if (a.early == UO_TREE_EARLY_ADOPT && adopted_read < 0)
+			adopted_read = p;
 		for (d = UO_READ; d <= UO_WRITE; d++)
 			uo_tree_share_put(&rec[d], &mine.run[d], d, owner);
 	}
@@ -860,6 +972,8 @@ START_TEST(test_short_copiers_share_both_sides)
 	ck_assert_int_eq(adopted, UO_TREE_STEPS - 1);
 	ck_assert_int_eq(kept, UO_TREE_STEPS - 1);
 	ck_assert_int_eq(first_read, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(adopted_read, UO_TREE_STEPS - 1);
+	ck_assert_int_eq(kept_read, UO_TREE_STEPS - 1);
 }
 END_TEST
 
@@ -961,6 +1075,8 @@ static Suite *tree_rule_suite(void)
 	tcase_add_test(act, test_written_files_stay_while_memory_is_mostly_free);
 	tcase_add_test(act, test_first_written_files_join_the_drop);
 	tcase_add_test(act, test_only_new_written_files_are_candidates);
+	tcase_add_test(act, test_only_cold_read_files_are_candidates);
+	tcase_add_test(act, test_first_read_files_are_dropped_once_a_tree);
 	tcase_add_test(act, test_candidates_of_a_run_that_never_is_a_tree);
 	suite_add_tcase(s, act);
 

@@ -138,7 +138,7 @@ struct file_res {
 };
 
 static struct {
-	char src[NTREES][512], tar[NTREES][512];
+	char src[NTREES][512], tar[NTREES][512], first[512], first_tar[512];
 	char dst[512], chk[512], hot[512];
 	struct uot_cgroup cg, cg_free;
 	char cg_why[300];
@@ -882,6 +882,95 @@ START_TEST(test_fresh_file_not_looked_at)
 }
 END_TEST
 
+/*
+ * The files a run moves before it is known to be a tree: 12 files of 4 MiB
+ * and, first in its archive, one of 16 MiB, a write stream (in the 128 MiB
+ * cgroup its threshold is 4 MiB); about 8 files, 32 MiB, before the run is
+ * a tree.  Both sides, in the cgroup with its hot
+ * file touched (the written side is dropped only where memory is in use):
+ * - cp -r: the sources it read whole before its run was a tree (cold when
+ *   opened) must be dropped once it is: at most FIRST_BOUND of the source
+ *   stays just after (the library before this left the first 15-31 MiB);
+ * - find -exec cp, one cp per file: the same, the sources of the cps
+ *   before the run was a tree handed on to the next (tree.c, "Siblings");
+ * - tar x of the archive, then sync -f: the 16 MiB file, written before
+ *   the run was a tree, must not keep its tail, in flight at its close
+ *   (it kept 8 MiB): at most FIRST_BOUND of it stays cached.
+ */
+#define FIRST_SMALL	12
+#define FIRST_SMALL_SIZE	(4 * UOT_MIB)
+#define FIRST_BIG	(16 * UOT_MIB)
+#define FIRST_BOUND	(4 * UOT_MIB)
+
+START_TEST(test_first_files_are_dropped)
+{
+	const char *env[] = { "USEONCE_REUSE=0", NULL };
+	const char *drop[] = { "USEONCE_", NULL };
+	char cmd[2048], big[600];
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
+			     .timeout_s = 120 };
+	struct uot_result r;
+	uint64_t src_res, exec_res;
+	int64_t big_res;
+	double pct, dirty;
+
+	if (uot_skipped("first files"))
+		return;
+	if (!t.cg_ready) {
+		printf("trees: first files: skipped: %s\n", t.cg_why);
+		return;
+	}
+	uot_scratch_rm(t.dst);
+	ck_assert_int_eq(nftw(t.first, cold_one, 16, FTW_PHYS), 0);
+	ck_assert(enter_used_cgroup(&c));
+	snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s'", t.first, t.dst);
+	ck_assert_msg(uot_run(&c, &r) == 0, "cp -r: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "cp -r: %s", uot_status_str(r.status));
+	tree_pct(t.first, &pct, &dirty);
+	src_res = t.res;
+	uot_scratch_rm(t.dst);
+
+	/* One cp per file: each source read before the run was a tree is handed on. */
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	ck_assert_int_eq(nftw(t.first, cold_one, 16, FTW_PHYS), 0);
+	ck_assert(enter_used_cgroup(&c));
+	snprintf(cmd, sizeof(cmd), "find '%s' -type f -exec cp {} '%s/' \\;", t.first, t.dst);
+	ck_assert_msg(uot_run(&c, &r) == 0, "find -exec cp: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "find -exec cp: %s", uot_status_str(r.status));
+	tree_pct(t.first, &pct, &dirty);
+	exec_res = t.res;
+	uot_scratch_rm(t.dst);
+
+	ck_assert_int_eq(mkdir(t.dst, 0755), 0);
+	ck_assert_int_eq(uot_make_cold(t.first_tar), 0);
+	ck_assert(enter_used_cgroup(&c));
+	snprintf(cmd, sizeof(cmd), "tar xf '%s' -C '%s' && sync -f '%s'", t.first_tar, t.dst,
+		 t.dst);
+	ck_assert_msg(uot_run(&c, &r) == 0, "tar x: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "tar x: %s", uot_status_str(r.status));
+	snprintf(big, sizeof(big), "%s/a00", t.dst);
+	big_res = uot_resident(big, NULL);
+	printf("trees: first files: cp -r left %.1f MiB of the source cached, find -exec cp "
+	       "%.1f MiB, tar x then sync %.1f MiB of its first file of %llu MiB (bound %llu MiB "
+	       "each)\n", uot_mib(src_res), uot_mib(exec_res),
+	       uot_mib(big_res > 0 ? (uint64_t)big_res : 0),
+	       (unsigned long long)(FIRST_BIG / UOT_MIB),
+	       (unsigned long long)(FIRST_BOUND / UOT_MIB));
+	ck_assert_int_ge(big_res, 0);
+	ck_assert_msg(src_res <= FIRST_BOUND, "cp -r: %.1f MiB of the source stayed cached: the "
+		      "files read before the run was a tree were not dropped",
+		      uot_mib(src_res));
+	ck_assert_msg(exec_res <= FIRST_BOUND, "find -exec cp: %.1f MiB of the source stayed "
+		      "cached: the sources read before the run was a tree, each by a cp of its "
+		      "own, were not dropped", uot_mib(exec_res));
+	ck_assert_msg((uint64_t)big_res <= FIRST_BOUND, "tar x: %.1f MiB of its first file, a "
+		      "stream written before the run was a tree, stayed cached after sync",
+		      uot_mib((uint64_t)big_res));
+	uot_scratch_rm(t.dst);
+}
+END_TEST
+
 static void cleanup(void)
 {
 	uot_cgroup_remove(&t.cg);
@@ -921,6 +1010,25 @@ static void prepare(void)
 			return;
 		}
 	}
+	/* test_first_files_are_dropped's tree: the big file first in its archive. */
+	uot_scratch_path(t.first, sizeof(t.first), "first");
+	uot_scratch_path(t.first_tar, sizeof(t.first_tar), "first.tar");
+	snprintf(path, sizeof(path), "%s/a00", t.first);
+	if (mkdir(t.first, 0755) != 0 || uot_make_file(path, FIRST_BIG, 4242) != 0) {
+		uot_skip("cannot make the tree of first files");
+		return;
+	}
+	for (i = 0; i < FIRST_SMALL; i++) {
+		snprintf(path, sizeof(path), "%s/b%03u", t.first, i);
+		if (uot_make_file(path, FIRST_SMALL_SIZE, 4300 + i) != 0) {
+			uot_skip("cannot make the tree of first files: %s", uot_why());
+			return;
+		}
+	}
+	if (uot_sh("cd '%s' && tar cf '%s' a00 b*", t.first, t.first_tar) != 0) {
+		uot_skip("cannot make the archive of %s", t.first);
+		return;
+	}
 	/* The hot set is the cgroup's: without one, only its cases' hot set is skipped. */
 	if (uot_cgroup_supported() != 0)
 		snprintf(t.cg_why, sizeof(t.cg_why), "%s", uot_why());
@@ -943,6 +1051,7 @@ int main(void)
 {
 	Suite *s = suite_create("trees");
 	TCase *tc = tcase_create("copying a directory");
+	TCase *first = tcase_create("first files");
 
 	prepare();
 	tcase_set_timeout(tc, 120);
@@ -956,5 +1065,8 @@ int main(void)
 	tcase_add_test(tc, test_busy_block_takes_nothing);
 	tcase_add_test(tc, test_fresh_file_not_looked_at);
 	suite_add_tcase(s, tc);
+	tcase_add_test(first, test_first_files_are_dropped);
+	tcase_set_timeout(first, 120);
+	suite_add_tcase(s, first);
 	return uot_check_run(s, true);
 }
