@@ -676,6 +676,19 @@ static uint64_t uo_domain_hold(int fd)
 	return waited;
 }
 
+uint64_t uo_write_step(int fd)
+{
+	uint64_t window = uo_config.tuning.window;
+	int64_t flying;
+
+	if (!uo_domain_bound() || uo_config.dryrun)
+		return window;
+	flying = uo_in_flight(fd, 0, UO_EOF);
+	if (flying < 0)
+		return window;
+	return uo_domain_step(window, uo_config.tuning.align, uo_domain_others((uint64_t)flying));
+}
+
 /*
  * A written range is due to be dropped.  The writer waits only past its
  * budget (see above); otherwise the part whose writeback has not ended yet

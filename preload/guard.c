@@ -159,6 +159,38 @@ static bool uo_guard_promoted(int fd, struct uo_slot *s)
 	return true;
 }
 
+/* The descriptor's tuning: its tree's, with its window beside other writers (uo_write_step). */
+static const struct uo_tuning *uo_slot_tuning(const struct uo_slot *s, struct uo_tuning *buf)
+{
+	const struct uo_tuning *t = uo_tree_tuning(s, buf);
+
+	if (!s->step || s->step >= t->window || s->st.dir != UO_WRITE)
+		return t;
+	if (t != buf)
+		*buf = *t;
+	buf->window = s->step;
+	return buf;
+}
+
+/*
+ * A writer's window for its next looks: a folio while other writers of
+ * its memory domain have data in flight, its window otherwise.  The hooks
+ * look when that many bytes have passed.
+ */
+static void uo_guard_step(int fd, struct uo_slot *s)
+{
+	uint64_t window = uo_config.tuning.window, step = uo_write_step(fd);
+
+	if (step == (s->step ? s->step : window))
+		return;
+	s->step = step < window ? step : 0;
+	atomic_store_explicit(&s->look, step > UO_FIRST_LOOK ? step - UO_FIRST_LOOK : 1,
+			      memory_order_relaxed);
+	uo_trace(fd, step < window ? "looks every folio" : "looks every window",
+		 step < window ? "other writers of its memory domain have data in flight"
+			       : "no other writer of its memory domain has");
+}
+
 /* The policy asked which folios ahead were cached: answer it. */
 static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 {
@@ -171,7 +203,7 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align,
 				     s->st.dir == UO_WRITE ? UO_PROBE_WRITER : s->file.size,
 				     &ev.cached, &ev.unborn, &ev.unborn_from);
-	uo_observe(&s->st, uo_tree_tuning(s, &buf), &ev);
+	uo_observe(&s->st, uo_slot_tuning(s, &buf), &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);
 	if (ev.flags == UO_EV_BLIND)
@@ -263,7 +295,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len, .len = len, .dir = (uint8_t)dir,
 	};
 	struct uo_tuning buf;
-	const struct uo_tuning *t = uo_tree_tuning(s, &buf);
+	const struct uo_tuning *t = uo_slot_tuning(s, &buf);
 	struct uo_advice adv;
 	uint64_t size;
 
@@ -305,6 +337,8 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
 	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
 		s->st.blind = 1;
+	if (s->st.dir == UO_WRITE && !uo_range_empty(adv.flush))
+		uo_guard_step(fd, s);
 probe:
 	if (!uo_range_empty(adv.probe))
 		uo_guard_probe(fd, s, adv.probe);
@@ -357,7 +391,9 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 				uo_fd_set_quiet(fd);
 			uo_slot_unlock(s);
 		}
-		if (n < uo_config.tuning.window)
+		/* A window of bytes, or a writer's smaller one (uo_guard_step). */
+		if (n < uo_config.tuning.window &&
+		    n < atomic_load_explicit(&s->look, memory_order_relaxed) + UO_FIRST_LOOK)
 			goto out;
 		if (!uo_slot_lock(s))
 			goto out;
