@@ -40,7 +40,7 @@ int64_t uo_cached_pages(int fd);
  * uo_domain_step).  One cachestat, and the domain's figure at most every
  * 2 ms; the configured window, asking nothing, outside a memory domain.
  */
-uint64_t uo_write_step(int fd);
+uint64_t uo_write_step(int fd, uint64_t *others);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
 uint64_t uo_memory_size(void);
 /* The same if already found (no file read), else 0. */

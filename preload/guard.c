@@ -172,6 +172,19 @@ static const struct uo_tuning *uo_slot_tuning(const struct uo_slot *s, struct uo
 	return buf;
 }
 
+static void uo_trace_step(int fd, bool folio, uint64_t others)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, folio ? "looks every folio: " : "looks every window: ");
+	uo_line_bytes(&l, others);
+	uo_line_str(&l, " in flight in its memory domain besides its own");
+	uo_line_trace(&l);
+}
+
 /*
  * A writer's window for its next looks: a folio while other writers of
  * its memory domain have data in flight, its window otherwise.  The hooks
@@ -179,16 +192,14 @@ static const struct uo_tuning *uo_slot_tuning(const struct uo_slot *s, struct uo
  */
 static void uo_guard_step(int fd, struct uo_slot *s)
 {
-	uint64_t window = uo_config.tuning.window, step = uo_write_step(fd);
+	uint64_t window = uo_config.tuning.window, others, step = uo_write_step(fd, &others);
 
 	if (step == (s->step ? s->step : window))
 		return;
 	s->step = step < window ? step : 0;
 	atomic_store_explicit(&s->look, step > UO_FIRST_LOOK ? step - UO_FIRST_LOOK : 1,
 			      memory_order_relaxed);
-	uo_trace(fd, step < window ? "looks every folio" : "looks every window",
-		 step < window ? "other writers of its memory domain have data in flight"
-			       : "no other writer of its memory domain has");
+	uo_trace_step(fd, step < window, others);
 }
 
 /* The policy asked which folios ahead were cached: answer it. */
@@ -362,17 +373,17 @@ probe:
  */
 static void uo_guard_early(int fd, struct uo_slot *s)
 {
-	uint64_t window = uo_config.tuning.window;
+	uint64_t window = uo_config.tuning.window, others;
 
 	s->early_look = 0;
 	if (!uo_guard_kind(fd, s))
 		return;
 	(void)uo_memory_size();
-	s->step = uo_write_step(fd);
+	s->step = uo_write_step(fd, &others);
 	if (s->step >= window)
 		s->step = 0;
 	else
-		uo_trace(fd, "looks every folio", "other writers of its memory domain have data in flight");
+		uo_trace_step(fd, true, others);
 	window = s->step ? s->step : window;
 	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,
 			      memory_order_relaxed);
