@@ -614,12 +614,12 @@ static _Atomic uint64_t uo_dom_read_ms;
 static _Atomic uint64_t uo_dom_total;
 static _Atomic int32_t uo_dom_reader;
 
-static uint64_t uo_domain_others(uint64_t flying)
+static uint64_t uo_domain_others_read(uint64_t flying, bool fresh)
 {
 	uint64_t now, last = atomic_load_explicit(&uo_dom_read_ms, memory_order_relaxed);
 	uint64_t domain;
 
-	if (!uo_clock_ms(CLOCK_MONOTONIC, &now) || (last && now - last < UO_DOMAIN_MS) ||
+	if (!uo_clock_ms(CLOCK_MONOTONIC, &now) || (!fresh && last && now - last < UO_DOMAIN_MS) ||
 	    !uo_try_own(&uo_dom_reader)) {
 		domain = atomic_load_explicit(&uo_dom_total, memory_order_relaxed);
 	} else {
@@ -630,6 +630,11 @@ static uint64_t uo_domain_others(uint64_t flying)
 		uo_release(&uo_dom_reader);
 	}
 	return domain > flying ? domain - flying : 0;
+}
+
+static uint64_t uo_domain_others(uint64_t flying)
+{
+	return uo_domain_others_read(flying, false);
 }
 
 /*
@@ -674,6 +679,33 @@ static uint64_t uo_domain_hold(int fd)
 	if (limit != UO_NO_WAIT)
 		(void)uo_wait_below(fd, 0, limit, true, &waited);
 	return waited;
+}
+
+uint64_t uo_write_step(int fd, uint64_t *others)
+{
+	uint64_t window = uo_config.tuning.window, step;
+	int64_t flying;
+
+	*others = 0;
+	if (!uo_domain_bound() || uo_config.dryrun)
+		return window;
+	flying = uo_in_flight(fd, 0, UO_EOF);
+	if (flying < 0)
+		return window;
+	*others = uo_domain_others((uint64_t)flying);
+	step = uo_domain_step(window, uo_config.tuning.align, *others);
+	if (step == window)
+		return window;
+	/*
+	 * The others' figure may be up to 2 ms older than this stream's own,
+	 * read just now: a lone writer whose window's writeback ended in
+	 * between counted it as others' (5-8 MiB).  Read again after its own.
+	 */
+	flying = uo_in_flight(fd, 0, UO_EOF);
+	if (flying < 0)
+		return window;
+	*others = uo_domain_others_read((uint64_t)flying, true);
+	return uo_domain_step(window, uo_config.tuning.align, *others);
 }
 
 /*

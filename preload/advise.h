@@ -34,6 +34,13 @@ unsigned uo_probe(int fd, struct uo_range r, uint64_t align, uint64_t eof, uint6
 		  uint64_t *unborn, uint64_t *unborn_from);
 /* Pages of the whole file in the page cache, or -1 if that cannot be known. */
 int64_t uo_cached_pages(int fd);
+/*
+ * A write stream's window from its next look on: smaller while other
+ * writers of its memory domain have data in flight (policy.h,
+ * uo_domain_step).  One cachestat, and the domain's figure at most every
+ * 2 ms; the configured window, asking nothing, outside a memory domain.
+ */
+uint64_t uo_write_step(int fd, uint64_t *others);
 /* The smaller of RAM and this process's memory cgroup limits; 0: unknown. */
 uint64_t uo_memory_size(void);
 /* The same if already found (no file read), else 0. */

@@ -159,6 +159,49 @@ static bool uo_guard_promoted(int fd, struct uo_slot *s)
 	return true;
 }
 
+/* The descriptor's tuning: its tree's, with its window beside other writers (uo_write_step). */
+static const struct uo_tuning *uo_slot_tuning(const struct uo_slot *s, struct uo_tuning *buf)
+{
+	const struct uo_tuning *t = uo_tree_tuning(s, buf);
+
+	if (!s->step || s->step >= t->window || (s->st.state != UO_NEW && s->st.dir != UO_WRITE))
+		return t;
+	if (t != buf)
+		*buf = *t;
+	buf->window = s->step;
+	return buf;
+}
+
+static void uo_trace_step(int fd, bool folio, uint64_t others)
+{
+	struct uo_line l;
+
+	if (!uo_tracing())
+		return;
+	uo_line_start(&l, fd);
+	uo_line_str(&l, folio ? "looks every folio: " : "looks every window: ");
+	uo_line_bytes(&l, others);
+	uo_line_str(&l, " in flight in its memory domain besides its own");
+	uo_line_trace(&l);
+}
+
+/*
+ * A writer's window for its next looks: a folio while other writers of
+ * its memory domain have data in flight, its window otherwise.  The hooks
+ * look when that many bytes have passed.
+ */
+static void uo_guard_step(int fd, struct uo_slot *s)
+{
+	uint64_t window = uo_config.tuning.window, others, step = uo_write_step(fd, &others);
+
+	if (step == (s->step ? s->step : window))
+		return;
+	s->step = step < window ? step : 0;
+	atomic_store_explicit(&s->look, step > UO_FIRST_LOOK ? step - UO_FIRST_LOOK : 1,
+			      memory_order_relaxed);
+	uo_trace_step(fd, step < window, others);
+}
+
 /* The policy asked which folios ahead were cached: answer it. */
 static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 {
@@ -171,7 +214,7 @@ static void uo_guard_probe(int fd, struct uo_slot *s, struct uo_range r)
 	ev.flags = (uint8_t)uo_probe(fd, r, uo_config.tuning.align,
 				     s->st.dir == UO_WRITE ? UO_PROBE_WRITER : s->file.size,
 				     &ev.cached, &ev.unborn, &ev.unborn_from);
-	uo_observe(&s->st, uo_tree_tuning(s, &buf), &ev);
+	uo_observe(&s->st, uo_slot_tuning(s, &buf), &ev);
 	if (ev.flags & (UO_EV_BLIND | UO_EV_NOPROBE))
 		UO_STAT_ADD(fallbacks, 1);
 	if (ev.flags == UO_EV_BLIND)
@@ -210,14 +253,24 @@ static bool uo_guard_kind(int fd, struct uo_slot *s)
  * read many such files.  (At the first call, it cost each builtin a shell
  * redirects, a dup2 and a write of a few bytes, a statx.)
  */
-static void uo_guard_first(int fd, struct uo_slot *s)
+static void uo_guard_first(int fd, struct uo_slot *s, unsigned dir)
 {
-	uint64_t window = uo_config.tuning.window;
+	uint64_t window = uo_config.tuning.window, align = uo_config.tuning.align;
 
 	/* Data moved: not a vfork child (fdtab.c). */
 	uo_fdtab_claim();
 	if (fd <= 2)
 		uo_guard_kind(fd, s);
+	/*
+	 * A writer looks again a folio in, once, to learn whether other
+	 * writers of its memory domain have data in flight (uo_guard_step):
+	 * eight dd's started together otherwise wrote a window each before
+	 * any had seen the others, 64 MiB dirty at once in a 256 MiB cgroup.
+	 */
+	if (dir == UO_WRITE && align > UO_FIRST_LOOK && align < window) {
+		s->early_look = 1;
+		window = align;
+	}
 	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,
 			      memory_order_relaxed);
 }
@@ -263,7 +316,7 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 		.end = at == UO_UNKNOWN ? UO_UNKNOWN : at + len, .len = len, .dir = (uint8_t)dir,
 	};
 	struct uo_tuning buf;
-	const struct uo_tuning *t = uo_tree_tuning(s, &buf);
+	const struct uo_tuning *t = uo_slot_tuning(s, &buf);
 	struct uo_advice adv;
 	uint64_t size;
 
@@ -305,9 +358,35 @@ static void uo_guard_locked(int fd, struct uo_slot *s, unsigned dir, uint64_t at
 	/* Pages whose writeback failed are the only good copy: this stream drops no more. */
 	if (uo_apply(fd, &adv, size, &s->drops_counted, &s->unclean, false) & UO_APPLY_WB_FAILED)
 		s->st.blind = 1;
+	if (s->st.dir == UO_WRITE && !uo_range_empty(adv.flush))
+		uo_guard_step(fd, s);
 probe:
 	if (!uo_range_empty(adv.probe))
 		uo_guard_probe(fd, s, adv.probe);
+}
+
+/*
+ * A writer's look a folio in (uo_guard_first): its memory domain, and
+ * whether other writers of it have data in flight.  The policy is not
+ * asked (the bytes stay counted for its look): alone, a writer's look
+ * comes at its window as it would have.
+ */
+static void uo_guard_early(int fd, struct uo_slot *s)
+{
+	uint64_t window = uo_config.tuning.window, others;
+
+	s->early_look = 0;
+	if (!uo_guard_kind(fd, s))
+		return;
+	(void)uo_memory_size();
+	s->step = uo_write_step(fd, &others);
+	if (s->step >= window)
+		s->step = 0;
+	else
+		uo_trace_step(fd, true, others);
+	window = s->step ? s->step : window;
+	atomic_store_explicit(&s->look, window > UO_FIRST_LOOK ? window - UO_FIRST_LOOK : 1,
+			      memory_order_relaxed);
 }
 
 /* Blind read streams are read uncached, unless the kernel refused it for this one. */
@@ -352,15 +431,24 @@ void uo_note_slow(int fd, unsigned dir, uint64_t at, uint64_t len)
 			if (!uo_slot_lock(s))
 				goto out;
 			if (!atomic_load_explicit(&s->look, memory_order_relaxed))
-				uo_guard_first(fd, s);
+				uo_guard_first(fd, s, dir);
 			if (s->st.state == UO_IGNORED)
 				uo_fd_set_quiet(fd);
 			uo_slot_unlock(s);
 		}
-		if (n < uo_config.tuning.window)
+		/* A window of bytes, or a writer's smaller one (uo_guard_step). */
+		if (n < uo_config.tuning.window &&
+		    n < atomic_load_explicit(&s->look, memory_order_relaxed) + UO_FIRST_LOOK)
 			goto out;
 		if (!uo_slot_lock(s))
 			goto out;
+		if (UO_UNLIKELY(s->early_look) && dir == UO_WRITE) {
+			uo_guard_early(fd, s);
+			if (s->st.state == UO_IGNORED)
+				uo_fd_set_quiet(fd);
+			uo_slot_unlock(s);
+			goto out;
+		}
 		len = atomic_exchange_explicit(&s->counted[dir], 0, memory_order_relaxed);
 	} else if (!uo_slot_lock(s)) {
 		goto out;

@@ -367,6 +367,13 @@ uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint6
 	return in_flight > share ? share : UO_NO_WAIT;
 }
 
+uint64_t uo_domain_step(uint64_t window, uint64_t align, uint64_t others)
+{
+	if (others < window / 2 || !align || align >= window)
+		return window;
+	return align;
+}
+
 struct uo_advice uo_closing(struct uo_stream *st, const struct uo_tuning *t)
 {
 	struct uo_advice adv;

@@ -189,6 +189,17 @@ uint64_t uo_write_wait(uint64_t budget, uint64_t window, uint64_t tails, uint64_
 uint64_t uo_domain_wait(uint64_t budget, uint64_t window, uint64_t others, uint64_t in_flight);
 
 /*
+ * How many bytes a writer of a memory domain moves between two looks (its
+ * window, as the policy sees it): the configured window while the others
+ * hold less than half of one, a folio ('align') once they hold more.
+ * Each writer keeps about a window dirty before its next look, one under
+ * writeback and one more before its drop: eight writers of 8 MiB windows
+ * in a 256 MiB cgroup held 64 MiB in flight and 24 MiB cached each, and
+ * pushed an 85 MiB hot set out.  A lone writer keeps its window.
+ */
+uint64_t uo_domain_step(uint64_t window, uint64_t align, uint64_t others);
+
+/*
  * The stream threshold for the memory a process may use ('memory', 0 or
  * UINT64_MAX when not known: the configured one): at most 1/32 of it,
  * never above the configured threshold nor below a window.  A file's

@@ -80,7 +80,7 @@ void uo_tree_opened(int fd, struct uo_slot *s, unsigned dir, bool fresh)
 /*
  * The memory the process may use, asked once a run passes a window: a
  * process that moves less reads no cgroup file.  A reader is asked no
- * other way before its threshold (a writer at its first window's flush),
+ * other way before its threshold (a writer at its first look, 2 MiB in),
  * and cat, cp's source and tar's in a 256 MiB cgroup kept 32 MiB each
  * before they were streams.
  */

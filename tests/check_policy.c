@@ -478,6 +478,48 @@ START_TEST(test_writers_share_the_domain_budget)
 END_TEST
 
 /*
+ * Beside other writers of its memory domain a writer looks every folio:
+ * each keeps about a window dirty before its next look, one under
+ * writeback and one more before its drop, and eight of them with 8 MiB
+ * windows pushed a hot set out of a 256 MiB cgroup.  Replayed: a writer
+ * of a 256 MiB cgroup alone for 32 MiB, then beside seven others holding
+ * 3 MiB each: from then on it has less than a folio unflushed and at most
+ * write_lag + 1 folios between its drop and its cursor; alone again, its
+ * window comes back.
+ */
+START_TEST(test_writer_looks_every_folio_beside_others)
+{
+	const uint64_t w = tun.window, a = tun.align;
+	uint64_t off, others, end;
+	struct uo_advice adv;
+
+	/* Alone (or with noise under half a window), and without folios: the window. */
+	ck_assert_uint_eq(uo_domain_step(w, a, 0), w);
+	ck_assert_uint_eq(uo_domain_step(w, a, w / 2 - 1), w);
+	ck_assert_uint_eq(uo_domain_step(w, 0, 10 * w), w);
+	ck_assert_uint_eq(uo_domain_step(w, w, 10 * w), w);
+	/* Others writing: a folio. */
+	ck_assert_uint_eq(uo_domain_step(w, a, w / 2), a);
+	ck_assert_uint_eq(uo_domain_step(w, a, 7 * 3 * MiB), a);
+
+	tun.threshold = uo_memory_threshold(&tun, 256 * MiB);
+	for (off = 0; off < 128 * MiB; off += MiB) {
+		others = off >= 32 * MiB && off < 96 * MiB ? 7 * 3 * MiB : 0;
+		tun.window = uo_domain_step(w, a, others);
+		adv = at(UO_WRITE, off, MiB);
+		end = off + MiB;
+		if (off >= 36 * MiB && off < 96 * MiB) {
+			ck_assert_uint_eq(st.state, UO_STREAM);
+			ck_assert_uint_lt(end - st.flushed, a);
+			ck_assert_uint_le(end - st.dropped, (tun.write_lag + 1) * a);
+		}
+		if (off >= 100 * MiB && !uo_range_empty(adv.flush))
+			ck_assert_uint_eq(adv.flush.end - adv.flush.start, w);
+	}
+}
+END_TEST
+
+/*
  * The threshold follows the memory the process may use: 1/32 of it, never
  * above the configured one nor below a window; not known, the configured
  * one.  A writer of a 256 MiB cgroup is then a stream, and its pages
@@ -1059,6 +1101,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(writes, test_write_close_flushes_and_drops_the_tail);
 	tcase_add_test(writes, test_writer_waits_only_past_its_budget);
 	tcase_add_test(writes, test_writers_share_the_domain_budget);
+	tcase_add_test(writes, test_writer_looks_every_folio_beside_others);
 	tcase_add_test(writes, test_threshold_follows_the_memory);
 	tcase_add_loop_test(writes, test_write_from_start_flushed_before_threshold, 0, 2);
 	tcase_add_test(writes, test_write_elsewhere_waits_for_the_threshold);
