@@ -806,16 +806,22 @@ START_TEST(test_quiet_path_matches_full_path)
 		ev.flags = 0;
 		off += len;
 
+		/*
+		 * Asserted only when wrong: each passing ck_assert is a write to
+		 * Check's pipe, and 5 million of them made this the suite's slowest.
+		 */
 		full = uo_observe(&twin, &tun, &ev);
 		if (uo_observe_quiet(&st, &tun, &ev)) {
 			quiet++;
-			ck_assert(nothing(full));
-			ck_assert(uo_range_empty(full.probe));
+			if (!nothing(full) || !uo_range_empty(full.probe))
+				ck_abort_msg("event %d: the shortcut took an event with advice", i);
 		} else {
 			fast = uo_observe(&st, &tun, &ev);
-			ck_assert_mem_eq(&fast, &full, sizeof(full));
+			if (memcmp(&fast, &full, sizeof(full)) != 0)
+				ck_assert_mem_eq(&fast, &full, sizeof(full));
 		}
-		ck_assert_mem_eq(&st, &twin, sizeof(st));
+		if (memcmp(&st, &twin, sizeof(st)) != 0)
+			ck_assert_mem_eq(&st, &twin, sizeof(st));
 		/* Probes answered alike in both, with what some file might hold. */
 		if (!uo_range_empty(full.probe)) {
 			struct uo_event probed = {
