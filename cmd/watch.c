@@ -1147,16 +1147,16 @@ static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *
 			info = open(path, O_RDONLY | O_CLOEXEC);
 			/*
 			 * Not told: taken for a reader.  So is a file open
-			 * read-write: fdinfo shows no reads, its position
-			 * moves with writes as well and not with preads
-			 * (sqlite), and a program reading one in step with
-			 * another (opened "r+b") made B's hot head its own
-			 * (0 of 16 MiB left).  But what a file can have given
-			 * read_bytes is about its size: read-write files that
-			 * hold a folio at most together are let be, they
-			 * could not hide a head longer than a window (a test
-			 * harness's message file, 109 bytes, that every
-			 * process it starts inherits).
+			 * read-write (a reader of two files in step that
+			 * opened one "r+b" made the other's head, another
+			 * program's, its own: 0 of 16 MiB left): fdinfo
+			 * counts no reads, and its position moves with
+			 * writes too and not with preads (sqlite's).  What a
+			 * file gave read_bytes is about its size, though:
+			 * read-write files of a folio at most together could
+			 * hide no more than that folio of a head, and are let
+			 * be (every process a test harness starts holds its
+			 * message file read-write: Check's, 109 bytes).
 			 */
 			if (info < 0 || uo_read_fdinfo(info, &fi) != 0 ||
 			    (fi.flags & O_ACCMODE) == O_RDONLY)
