@@ -1112,13 +1112,15 @@ static long uo_wfd_next(const char *buf, long n, long *off)
 }
 
 /*
- * Has the process another regular file than f's open read-only?  Its
- * own listing and fdinfo, on descriptors of our own: the scan in progress
- * holds the process's listing at an offset.
+ * Has the process another regular file than f's open for reading, one
+ * whose reads from the disk may be in its read_bytes?  Its own listing
+ * and fdinfo, on descriptors of our own: the scan in progress holds the
+ * process's listing at an offset.
  */
 static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *f)
 {
 	pid_t pid = w->procs[f->proc].pid;
+	uint64_t rdwr = 0, small = f->t.align > w->page ? f->t.align : w->page;
 	char path[64], buf[4096];
 	bool other = false;
 	long n;
@@ -1144,13 +1146,25 @@ static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *
 			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%ld", (int)pid, fd);
 			info = open(path, O_RDONLY | O_CLOEXEC);
 			/*
-			 * Not told: taken for a reader.  A file open read-write is
-			 * not (a test harness's output file: the rule never
-			 * applied); a program reading one in step with another
-			 * is still mistaken.
+			 * Not told: taken for a reader.  So is a file open
+			 * read-write (a reader of two files in step that
+			 * opened one "r+b" made the other's head, another
+			 * program's, its own: 0 of 16 MiB left): fdinfo
+			 * counts no reads, and its position moves with
+			 * writes too and not with preads (sqlite's).  What a
+			 * file gave read_bytes is about its size, though:
+			 * read-write files of a folio at most together could
+			 * hide no more than that folio of a head, and are let
+			 * be (every process a test harness starts holds its
+			 * message file read-write: Check's, 109 bytes).
 			 */
-			other = info < 0 || uo_read_fdinfo(info, &fi) != 0 ||
-				(fi.flags & O_ACCMODE) == O_RDONLY;
+			if (info < 0 || uo_read_fdinfo(info, &fi) != 0 ||
+			    (fi.flags & O_ACCMODE) == O_RDONLY)
+				other = true;
+			else if ((fi.flags & O_ACCMODE) == O_RDWR && sb.st_size > 0) {
+				rdwr += ((uint64_t)sb.st_size + w->page - 1) / w->page * w->page;
+				other = rdwr > small;
+			}
 			if (info >= 0)
 				close(info);
 		}
@@ -1178,9 +1192,10 @@ static bool uo_wproc_reads_other(const struct uo_watch *w, const struct uo_wfd *
  * (0 of 16 MiB left; 16 of 16 before this rule).  A process whose reads
  * of other files happen to add up to this head, less a window, would
  * still be mistaken; so one with another regular file open for reading is
- * (uo_wproc_reads_other): a reader of two files in step (cmp, diff, sort
- * -m) reads one from the disk as far as the other's cached head, and the
- * hot head of the file looked at first went (0 of 16 MiB left).
+ * (uo_wproc_reads_other, read-write ones included): a reader of two files
+ * in step (cmp, diff, sort -m) reads one from the disk as far as the
+ * other's cached head, and the hot head of the file looked at first went
+ * (0 of 16 MiB left).
  */
 static bool uo_wfd_own_prefix(struct uo_watch *w, struct uo_wfd *f, uint64_t front,
 			      uint64_t size, uint64_t cached)

@@ -10,6 +10,11 @@
  *		of another file between them, are still dropped behind
  *   attach_head	useonce -p on a reader 32 MiB into a cold file: the head
  *		it read before the attach goes with the rest of the stream
+ *		(the reader inherits Check's message file, open read-write);
+ *		attach_hot_head, attach_two_readers, attach_rdwr_reader: a
+ *		head another program cached stays when the reader's disk
+ *		reads come from another file, closed, open read-only or
+ *		open read-write
  *   refused	a process we may not trace: one clear line, status 1
  *   remote	(root, bindfs, strace) a file on FUSE is never opened again by
  *		the watcher, nor one held by an O_PATH descriptor; one on a
@@ -395,6 +400,48 @@ START_TEST(test_attach_two_readers)
 	unlink(go);
 	unlink(ready);
 	hot_head_kept("attach two readers", st, b);
+}
+END_TEST
+
+/*
+ * test_attach_two_readers with the cold file A opened read-write ("r+b",
+ * O_RDWR), as a program that may also write its input opens it: it is
+ * read from all the same, and its reads from the disk add up to B's
+ * cached head.  Only a file open read-only counted as another reader, so
+ * B's head was taken for the reader's own and went (0 of 16 MiB left).
+ */
+START_TEST(test_attach_rdwr_reader)
+{
+	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX], ready[PATH_MAX];
+	int st;
+
+	uot_sfmt(a, sizeof(a), "%s/watch-rdwr-a", uot_build_dir());
+	uot_sfmt(b, sizeof(b), "%s/watch-rdwr-b", uot_build_dir());
+	uot_sfmt(go, sizeof(go), "%s/watch-rdwr-go", uot_build_dir());
+	uot_sfmt(ready, sizeof(ready), "%s/watch-rdwr-ready", uot_build_dir());
+	unlink(go);
+	unlink(ready);
+	hot_head_files(a, 128, b, 18);
+	st = uot_sh("python3 -c '\n"
+		    "import os, sys, time\n"
+		    "b = open(sys.argv[1], \"rb\", buffering=0)\n"
+		    "a = open(sys.argv[2], \"r+b\", buffering=0)\n"
+		    "for i in range(128):\n"
+		    "    if i == 20:\n"
+		    "        open(sys.argv[4], \"w\").close()\n"
+		    "        for _ in range(6000):\n"
+		    "            if os.path.exists(sys.argv[3]): break\n"
+		    "            time.sleep(0.01)\n"
+		    "    b.read(1 << 20)\n"
+		    "    a.read(1 << 20)\n"
+		    "' %s %s %s %s & p=$!; "
+		    "until [ -e %s ]; do kill -0 $p || exit 9; sleep 0.01; done; "
+		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
+		    "exit $s", b, a, go, ready, ready, uot_useonce(), go);
+	unlink(a);
+	unlink(go);
+	unlink(ready);
+	hot_head_kept("attach read-write reader", st, b);
 }
 END_TEST
 
@@ -1323,6 +1370,7 @@ static Suite *watch_suite(void)
 	tcase_add_test(tc, test_attach_head);
 	tcase_add_test(tc, test_attach_hot_head);
 	tcase_add_test(tc, test_attach_two_readers);
+	tcase_add_test(tc, test_attach_rdwr_reader);
 	tcase_add_test(tc, test_random);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_refused);
