@@ -155,11 +155,12 @@ void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
  * may be.  Filesystems with no such device (btrfs's anonymous devices,
  * device-mapper) are never taken as busy: the file's own bound applies.
  */
-static bool uo_wf_disk_busy(int fd)
+static bool uo_wf_disk_busy(struct uo_wfiles *t, int fd)
 {
 	char path[96], buf[64];
-	unsigned long rd, wr, nr = 0;
+	unsigned long rd, wr;
 	struct stat sb;
+	int64_t now;
 	ssize_t n;
 	int f;
 
@@ -176,22 +177,33 @@ static bool uo_wf_disk_busy(int fd)
 	buf[n] = '\0';
 	if (sscanf(buf, "%lu %lu", &rd, &wr) != 2)
 		return false;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests", major(sb.st_dev),
-		 minor(sb.st_dev));
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+	/*
+	 * The queue's size changes only when someone writes it: read once a
+	 * second, not before every submission (one or two opens of sysfs a
+	 * folio submitted, a few per cent of a watched copy's CPU time).
+	 */
+	now = uo_wf_now();
+	if (t->nr_dev != (uint64_t)sb.st_dev || now - t->nr_ns >= 1000 * UO_MS) {
+		t->nr_req = 0;
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests",
 			 major(sb.st_dev), minor(sb.st_dev));
 		f = open(path, O_RDONLY | O_CLOEXEC);
+		if (f < 0) {
+			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+				 major(sb.st_dev), minor(sb.st_dev));
+			f = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+		if (f >= 0)
+			close(f);
+		if (n > 0) {
+			buf[n] = '\0';
+			t->nr_req = strtoul(buf, NULL, 10);
+		}
+		t->nr_dev = (uint64_t)sb.st_dev;
+		t->nr_ns = now;
 	}
-	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
-	if (f >= 0)
-		close(f);
-	if (n > 0) {
-		buf[n] = '\0';
-		nr = strtoul(buf, NULL, 10);
-	}
-	return nr && wr >= nr;
+	return t->nr_req && wr >= t->nr_req;
 }
 
 uint64_t uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
@@ -203,7 +215,7 @@ uint64_t uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len
 		t->wb_cut = true;
 		return 0;
 	}
-	if (t->no_flush || uo_wf_stopped(t) || (!t->dry_run && uo_wf_disk_busy(fd)))
+	if (t->no_flush || uo_wf_stopped(t) || (!t->dry_run && uo_wf_disk_busy(t, fd)))
 		return 0;
 	/* A bounded range: UO_WF_INFLIGHT says why; the rest is started later. */
 	if (!len || len > UO_WF_INFLIGHT * t->t->window)

@@ -136,6 +136,9 @@ struct uo_wfiles {
 	 */
 	int64_t wb_until;
 	bool wb_cut;
+	/* The last disk's queue/nr_requests (uo_wf_disk_busy), read again after a second. */
+	uint64_t nr_dev, nr_req;
+	int64_t nr_ns;
 };
 
 /* Must this sample's work stop now?  stop(), latched in stopped. */
