@@ -318,36 +318,10 @@ static bool uo_wf_cover(struct uo_wfiles *t, struct uo_wfile *f, uint64_t size)
 	return true;
 }
 
-/* a - b, each count, none below 0 (pages that came between the two calls). */
-static struct uo_wf_cs uo_wf_cs_less(const struct uo_wf_cs *a, const struct uo_wf_cs *b)
+static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi)
 {
-	struct uo_wf_cs d = {
-		a->nr_cache > b->nr_cache ? a->nr_cache - b->nr_cache : 0,
-		a->nr_dirty > b->nr_dirty ? a->nr_dirty - b->nr_dirty : 0,
-		a->nr_writeback > b->nr_writeback ? a->nr_writeback - b->nr_writeback : 0,
-		a->nr_evicted > b->nr_evicted ? a->nr_evicted - b->nr_evicted : 0,
-		a->nr_recently_evicted > b->nr_recently_evicted ?
-			a->nr_recently_evicted - b->nr_recently_evicted : 0,
-	};
-
-	return d;
-}
-
-/*
- * Units [lo, hi) of the file, halved down to each unit that holds pages.
- * known: their counts, already asked (NULL: ask).  Only the lower half is
- * asked; the upper half's counts are the rest of the whole's.  A cachestat
- * call walks every page of its range, so asking both halves walked each
- * level of the file twice: in a watched copy the walks' calls were a
- * quarter of the watcher's CPU time, the walks two fifths of those.
- * Pages that change between two calls can make a count a little stale,
- * as the sweep that acts on them after the walk already is.
- */
-static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi,
-			const struct uo_wf_cs *known)
-{
-	uint64_t unit = k->t->t->align, off = lo * unit, end = hi * unit, mid, lend;
-	struct uo_wf_cs cs, low, high;
+	uint64_t unit = k->t->t->align, off = lo * unit, end = hi * unit, mid;
+	struct uo_wf_cs cs;
 
 	if (end > k->size)
 		end = k->size;
@@ -360,11 +334,7 @@ static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi,
 	 */
 	if (k->t->probes % 8 == 0 && uo_wf_stopped(k->t))
 		return;
-	if (known)
-		cs = *known;
-	else if (uo_wf_cachestat(k->t, k->f->fd, off, end - off, &cs) != 0)
-		return;
-	if (cs.nr_cache == 0)
+	if (uo_wf_cachestat(k->t, k->f->fd, off, end - off, &cs) != 0 || cs.nr_cache == 0)
 		return;
 	/* Nothing more than what was there before: nothing of the program's. */
 	if (!k->snap && cs.nr_cache * k->t->page <=
@@ -399,15 +369,8 @@ static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi,
 		return;
 	}
 	mid = lo + (hi - lo) / 2;
-	lend = mid * unit < end ? mid * unit : end;
-	if (uo_wf_cachestat(k->t, k->f->fd, off, lend - off, &low) != 0) {
-		uo_wf_visit(k, lo, mid, NULL);
-		uo_wf_visit(k, mid, hi, NULL);
-		return;
-	}
-	high = uo_wf_cs_less(&cs, &low);
-	uo_wf_visit(k, lo, mid, &low);
-	uo_wf_visit(k, mid, hi, &high);
+	uo_wf_visit(k, lo, mid);
+	uo_wf_visit(k, mid, hi);
 }
 
 /* Contiguous units, advised in one call. */
@@ -451,11 +414,9 @@ static void uo_wf_run_add(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_
 /*
  * Drops what the program brought in and is done with (final: everything
  * it brought in), starts writeback of what it wrote.  Returns true while
- * some of it is left (dirty, or under writeback).  whole: the whole
- * file's counts, asked just before (NULL: ask).
+ * some of it is left (dirty, or under writeback).
  */
-static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uint64_t *done,
-			const struct uo_wf_cs *whole)
+static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uint64_t *done)
 {
 	struct uo_wf_walk k = { .t = t, .f = f };
 	struct uo_wf_run flush = { 0, 0, NULL }, drop = { 0, 0, NULL };
@@ -471,7 +432,7 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 	if (nlink == 0 || !uo_wf_cover(t, f, k.size))
 		return false;
 	t->sweeps++;
-	uo_wf_visit(&k, 0, f->nbits, whole);
+	uo_wf_visit(&k, 0, f->nbits);
 	/* Cut short (uo_wf_stopped): what it found is partial; the next sample sweeps again. */
 	if (t->stopped) {
 		free(k.e);
@@ -980,7 +941,7 @@ int uo_wfiles_see(struct uo_wfiles *t, int fd, unsigned flags)
 	{
 		struct uo_wf_walk k = { .t = t, .f = f, .size = (uint64_t)sb.st_size, .snap = true };
 
-		uo_wf_visit(&k, 0, f->nbits, NULL);
+		uo_wf_visit(&k, 0, f->nbits);
 	}
 	f->before_b = uo_wf_count(f->before, f->nbits, 0, f->nbits) * t->t->align;
 	uo_wf_handle(t, f);
@@ -1070,7 +1031,7 @@ static void uo_wf_last(struct uo_wfiles *t, struct uo_wfile *f)
 	if (t->reopen && f->fh)
 		return;
 	t->no_flush = true;
-	if (!uo_wf_sweep(t, f, true, NULL, NULL))
+	if (!uo_wf_sweep(t, f, true, NULL))
 		uo_wf_free_slot(f);
 	t->no_flush = false;
 }
@@ -1110,7 +1071,6 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		struct uo_wfile *f = &t->v[i];
 		struct uo_wf_cs cs;
 		uint64_t brought, cached, busy, nlink, size;
-		bool started = false;
 
 		if (!f->used || (f->fd < 0 && f->quiet && !f->closing && !t->moved))
 			continue;
@@ -1130,7 +1090,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 				continue;
 			}
 			f->undecided = false;
-			left = uo_wf_sweep(t, f, true, NULL, NULL);
+			left = uo_wf_sweep(t, f, true, NULL);
 			t->no_flush = false;
 			if (!left || now - f->closed_ns > UO_WF_GIVEUP_NS)
 				uo_wf_free_slot(f);
@@ -1180,7 +1140,6 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			uint64_t from = size > span ? (size - span) / t->t->align * t->t->align : 0;
 			uint64_t sent = uo_wf_writeback(t, f->fd, from, 0);
 
-			started = true;
 			t->flushed += cs.nr_dirty * t->page < sent ? cs.nr_dirty * t->page : sent;
 		}
 		/*
@@ -1215,8 +1174,7 @@ void uo_wfiles_work(struct uo_wfiles *t)
 		     (f->step == t->t->window / 2 && now - f->swept_ns >= UO_WF_SWEEP_NS))) {
 			uint64_t done;
 
-			/* The counts brought was told, unless writeback started since. */
-			uo_wf_sweep(t, f, false, &done, started ? NULL : &cs);
+			uo_wf_sweep(t, f, false, &done);
 			f->step = done ? t->t->window / 2 : f->step * 2;
 			f->last_b = f->swept_b;
 			/* What the sweep left is looked at again. */
