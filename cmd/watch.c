@@ -855,8 +855,12 @@ static void uo_wpend_work(struct uo_watch *w)
 		}
 		if (uo_wdirty(p->fd, p->r, &cs)) {
 			/* Dirty again, or never started: start it again, never wait. */
-			if (!cs.nr_writeback)
-				uo_wf_writeback(&w->wf, p->fd, p->r.start, (uint64_t)uo_rlen(p->r));
+			if (!cs.nr_writeback) {
+				uint64_t sent = uo_wf_writeback(&w->wf, p->fd, p->r.start,
+								(uint64_t)uo_rlen(p->r));
+
+				w->flushed += sent < cs.nr_dirty * w->page ? sent : cs.nr_dirty * w->page;
+			}
 			if (uo_wpend_clean(w, p, &cs))
 				uo_wpend_done(w, i);
 			else
@@ -870,7 +874,7 @@ static void uo_wpend_work(struct uo_watch *w)
 
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
-	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end;
+	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end, sent;
 	struct uo_cs cs;
 	struct stat sb;
 
@@ -888,12 +892,19 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	 * already: a full disk queue would block us with the file open
 	 * (wfile.c, UO_WF_INFLIGHT).  The drop behind it starts it again later.
 	 */
-	if (uo_cachestat(fd, 0, 0, &cs) == 0 &&
-	    cs.nr_writeback * w->page >= UO_W_INFLIGHT * w->o->tuning.window)
+	if (uo_cachestat(fd, 0, 0, &cs) != 0)
+		cs.nr_dirty = UINT64_MAX / w->page;
+	else if (cs.nr_writeback * w->page >= UO_W_INFLIGHT * w->o->tuning.window)
 		return;
-	if (end > r.start)
-		w->flushed += end - r.start;
-	uo_wf_writeback(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
+	if (end <= r.start)
+		return;
+	/*
+	 * What was submitted, no more than the file had dirty: the range's
+	 * clean pages are not written, and the sample's bound (wb_until) or a
+	 * busy disk cut the submission short.
+	 */
+	sent = uo_wf_writeback(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
+	w->flushed += sent < cs.nr_dirty * w->page ? sent : cs.nr_dirty * w->page;
 }
 
 static void uo_wapply(struct uo_watch *w, struct uo_wfd *f, struct uo_advice adv)

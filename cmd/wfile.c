@@ -155,11 +155,12 @@ void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
  * may be.  Filesystems with no such device (btrfs's anonymous devices,
  * device-mapper) are never taken as busy: the file's own bound applies.
  */
-static bool uo_wf_disk_busy(int fd)
+static bool uo_wf_disk_busy(struct uo_wfiles *t, int fd)
 {
 	char path[96], buf[64];
-	unsigned long rd, wr, nr = 0;
+	unsigned long rd, wr;
 	struct stat sb;
+	int64_t now;
 	ssize_t n;
 	int f;
 
@@ -176,39 +177,52 @@ static bool uo_wf_disk_busy(int fd)
 	buf[n] = '\0';
 	if (sscanf(buf, "%lu %lu", &rd, &wr) != 2)
 		return false;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests", major(sb.st_dev),
-		 minor(sb.st_dev));
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+	/*
+	 * The queue's size changes only when someone writes it: read once a
+	 * second, not before every submission (one or two opens of sysfs a
+	 * folio submitted, a few per cent of a watched copy's CPU time).
+	 */
+	now = uo_wf_now();
+	if (t->nr_dev != (uint64_t)sb.st_dev || now - t->nr_ns >= 1000 * UO_MS) {
+		t->nr_req = 0;
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/nr_requests",
 			 major(sb.st_dev), minor(sb.st_dev));
 		f = open(path, O_RDONLY | O_CLOEXEC);
+		if (f < 0) {
+			snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/nr_requests",
+				 major(sb.st_dev), minor(sb.st_dev));
+			f = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+		if (f >= 0)
+			close(f);
+		if (n > 0) {
+			buf[n] = '\0';
+			t->nr_req = strtoul(buf, NULL, 10);
+		}
+		t->nr_dev = (uint64_t)sb.st_dev;
+		t->nr_ns = now;
 	}
-	n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
-	if (f >= 0)
-		close(f);
-	if (n > 0) {
-		buf[n] = '\0';
-		nr = strtoul(buf, NULL, 10);
-	}
-	return nr && wr >= nr;
+	return t->nr_req && wr >= t->nr_req;
 }
 
-void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
+uint64_t uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 {
 	int64_t t0 = t->timed ? uo_wf_cpu_ns() : 0;
-	uint64_t chunk = t->t->align ? t->t->align : 2ULL << 20, at;
+	uint64_t chunk = t->t->align ? t->t->align : 2ULL << 20, at, n, sent = 0;
 
 	if (t->wb_until && uo_wf_now() >= t->wb_until) {
 		t->wb_cut = true;
-		return;
+		return 0;
 	}
-	if (t->dry_run || t->no_flush || uo_wf_stopped(t) ||
-	    uo_wf_disk_busy(fd))
-		return;
+	if (t->no_flush || uo_wf_stopped(t) || (!t->dry_run && uo_wf_disk_busy(t, fd)))
+		return 0;
 	/* A bounded range: UO_WF_INFLIGHT says why; the rest is started later. */
 	if (!len || len > UO_WF_INFLIGHT * t->t->window)
 		len = UO_WF_INFLIGHT * t->t->window;
+	/* What a dry run would have asked, so that --stats still says it. */
+	if (t->dry_run)
+		return len;
 	/*
 	 * A folio's worth at a time, stopping when a watched process exits
 	 * (uo_wf_stopped).  Submitting waits for the disk's writeback
@@ -223,11 +237,15 @@ void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len)
 			t->wb_cut = true;
 			break;
 		}
-		sync_file_range(fd, (off_t)at, (off_t)(off + len - at < chunk ? off + len - at : chunk),
-				SYNC_FILE_RANGE_WRITE);
+		n = off + len - at < chunk ? off + len - at : chunk;
+		/* Counted only as far as it went on: the stop and the bound above cut it short. */
+		if (sync_file_range(fd, (off_t)at, (off_t)n, SYNC_FILE_RANGE_WRITE) != 0)
+			break;
+		sent += n;
 	}
 	if (t->timed)
 		t->advice_ns += (uint64_t)(uo_wf_cpu_ns() - t0);
+	return sent;
 }
 
 static bool uo_wf_bit(const uint64_t *bm, uint64_t nbits, uint64_t i)
@@ -358,30 +376,39 @@ static void uo_wf_visit(struct uo_wf_walk *k, uint64_t lo, uint64_t hi)
 /* Contiguous units, advised in one call. */
 struct uo_wf_run {
 	uint64_t lo, hi;	/* units; empty when hi == lo */
+	const struct uo_wf_unit *first;	/* the walk's entry of unit lo; those of the run follow it */
 };
 
 static void uo_wf_run_end(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
 			  bool drop)
 {
-	uint64_t off = r->lo * t->t->align, len = (r->hi - r->lo) * t->t->align;
+	uint64_t off = r->lo * t->t->align, len = (r->hi - r->lo) * t->t->align, sent;
+	const struct uo_wf_unit *e;
 
 	if (r->hi > r->lo) {
-		if (drop)
+		if (drop) {
 			uo_wf_drop(t, f->fd, off, len);
-		else
-			uo_wf_writeback(t, f->fd, off, len);
+		} else {
+			/* Only the units the submission reached: the sample's bound may cut it. */
+			sent = uo_wf_writeback(t, f->fd, off, len) / t->t->align;
+			for (e = r->first; e < r->first + sent; e++)
+				t->flushed += e->dirty * t->page;
+		}
 	}
 	r->lo = r->hi = 0;
+	r->first = NULL;
 }
 
 static void uo_wf_run_add(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_run *r,
-			  uint64_t u, bool drop)
+			  const struct uo_wf_unit *e, bool drop)
 {
-	if (r->hi > r->lo && r->hi != u)
+	if (r->hi > r->lo && r->hi != e->u)
 		uo_wf_run_end(t, f, r, drop);
-	if (r->hi == r->lo)
-		r->lo = u;
-	r->hi = u + 1;
+	if (r->hi == r->lo) {
+		r->lo = e->u;
+		r->first = e;
+	}
+	r->hi = e->u + 1;
 }
 
 /*
@@ -392,7 +419,7 @@ static void uo_wf_run_add(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_
 static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uint64_t *done)
 {
 	struct uo_wf_walk k = { .t = t, .f = f };
-	struct uo_wf_run flush = { 0, 0 }, drop = { 0, 0 };
+	struct uo_wf_run flush = { 0, 0, NULL }, drop = { 0, 0, NULL };
 	uint64_t nlink, newest = 0, guard = 0, i;
 	bool left = false, any_new = false, written = false, busy_disk;
 	struct uo_wf_cs cs;
@@ -454,8 +481,7 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 		if (e->dirty && !t->no_flush && !busy_disk &&
 		    flushing < UO_WF_INFLIGHT * t->t->window) {
 			flushing += t->t->align;
-			uo_wf_run_add(t, f, &flush, e->u, false);
-			t->flushed += e->dirty * t->page;
+			uo_wf_run_add(t, f, &flush, e, false);
 			if (!e->aged)
 				progress++;
 		}
@@ -463,7 +489,7 @@ static bool uo_wf_sweep(struct uo_wfiles *t, struct uo_wfile *f, bool final, uin
 			go = false;
 		if (go) {
 			dropping += t->t->align;
-			uo_wf_run_add(t, f, &drop, e->u, true);
+			uo_wf_run_add(t, f, &drop, e, true);
 			if (e->pages > e->busy)
 				t->dropped += (e->pages - e->busy) * t->page;
 			progress++;
@@ -1112,9 +1138,9 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			 */
 			uint64_t span = UO_WF_INFLIGHT * t->t->window;
 			uint64_t from = size > span ? (size - span) / t->t->align * t->t->align : 0;
+			uint64_t sent = uo_wf_writeback(t, f->fd, from, 0);
 
-			uo_wf_writeback(t, f->fd, from, 0);
-			t->flushed += cs.nr_dirty * t->page < span ? cs.nr_dirty * t->page : span;
+			t->flushed += cs.nr_dirty * t->page < sent ? cs.nr_dirty * t->page : sent;
 		}
 		/*
 		 * A sweep costs calls per unit cached: one that could do

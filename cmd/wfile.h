@@ -136,6 +136,9 @@ struct uo_wfiles {
 	 */
 	int64_t wb_until;
 	bool wb_cut;
+	/* The last disk's queue/nr_requests (uo_wf_disk_busy), read again after a second. */
+	uint64_t nr_dev, nr_req;
+	int64_t nr_ns;
 };
 
 /* Must this sample's work stop now?  stop(), latched in stopped. */
@@ -149,10 +152,12 @@ void uo_wfiles_init(struct uo_wfiles *t, const struct uo_tuning *tu, bool dry_ru
  * consume the program's writeback error), does nothing in a dry run.
  * The CPU time they take is the kernel's freeing of pages and submission
  * of writeback, which reclaim and the flusher threads would otherwise do:
- * counted apart when t->timed.
+ * counted apart when t->timed.  uo_wf_writeback returns the bytes of the
+ * range it submitted, from off (in a dry run, what it would have): the
+ * sample's bound (wb_until), an exit or a busy disk cut it short.
  */
 void uo_wf_drop(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len);
-void uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len);
+uint64_t uo_wf_writeback(struct uo_wfiles *t, int fd, uint64_t off, uint64_t len);
 void uo_wfiles_free(struct uo_wfiles *t);
 
 #define UO_WF_FRESH	0x1u	/* what is cached of it now is known to be the program's */

@@ -8,6 +8,8 @@
  *	brought	what a read brought into the cache goes when it is released
  *	written	a new file, written then synced (a backup's pack), goes as
  *		soon as it is clean, while the program still has it open
+ *	flushcut	writeback the sample's time bound (wb_until) cut short is
+ *		not counted as flushed: --stats says what was submitted
  *	unlinked	a temporary file (unlinked) is not followed: no descriptor
  *		of ours keeps its pages, and it is never written back by us
  *	events	fanotify's events of a file, merged (two opens, one event of
@@ -182,6 +184,46 @@ START_TEST(test_written)
 	ck_assert_msg(after <= 2 * (int64_t)UOT_MIB,
 		      "a written, synced file stayed cached while open: %.1f MiB",
 		      uot_mib((uint64_t)after));
+}
+END_TEST
+
+START_TEST(test_flushcut)
+{
+	char p[512];
+	int prog, ours, i;
+	uint64_t cut, sent;
+
+	if (uot_skipped("flushcut"))
+		return;
+	path(p, sizeof(p), "flushcut");
+	unlink(p);
+	prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0644);
+	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
+	ours = open(p, O_RDONLY);
+	ck_assert_int_ge(ours, 0);
+	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH | UO_WF_WRITABLE);
+	ck_assert_int_ge(i, 0);
+	write_mib(prog, FILE_MIB);
+	/* A sample whose 10 ms of writeback were spent before it came to this file. */
+	wf.wb_until = 1;
+	wf.wb_cut = false;
+	uo_wfiles_work(&wf);
+	cut = wf.flushed;
+	wf.wb_until = 0;
+	uo_wfiles_work(&wf);
+	sent = wf.flushed - cut;
+	printf("wfile: flushcut: %.1f MiB counted flushed in a cut sample (%s), %.1f in the next; "
+	       "%d MiB written\n", uot_mib(cut), wf.wb_cut ? "cut" : "not cut", uot_mib(sent),
+	       FILE_MIB);
+	uo_wfiles_release(&wf, i);
+	close(prog);
+	close(ours);
+	unlink(p);
+	ck_assert_msg(wf.wb_cut, "the bound cut nothing: this test cannot tell");
+	ck_assert_msg(cut == 0, "writeback never submitted was counted flushed: %.1f MiB",
+		      uot_mib(cut));
+	ck_assert_msg(sent <= (uint64_t)FILE_MIB * UOT_MIB,
+		      "more counted flushed than was written: %.1f MiB", uot_mib(sent));
 }
 END_TEST
 
@@ -427,6 +469,7 @@ int main(void)
 	tcase_add_test(tc, test_before);
 	tcase_add_test(tc, test_brought);
 	tcase_add_test(tc, test_written);
+	tcase_add_test(tc, test_flushcut);
 	tcase_add_test(tc, test_unlinked);
 	tcase_add_test(tc, test_events);
 	tcase_add_test(tc, test_others);
