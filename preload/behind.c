@@ -137,7 +137,8 @@ static _Atomic unsigned uo_behind_waiting;
  */
 static _Atomic unsigned uo_behind_fresh;
 
-static void uo_behind_trace(const char *path, const char *what)
+/* 'closed_ms': for a file read before its tree, how long ago it was closed; else -1. */
+static void uo_behind_trace_ms(const char *path, const char *what, int64_t closed_ms)
 {
 	struct uo_line l;
 
@@ -147,7 +148,17 @@ static void uo_behind_trace(const char *path, const char *what)
 	uo_line_path(&l, path);
 	uo_line_str(&l, ": ");
 	uo_line_str(&l, what);
+	if (closed_ms >= 0) {
+		uo_line_str(&l, " (read before the tree, closed ");
+		uo_line_num(&l, (uint64_t)closed_ms);
+		uo_line_str(&l, " ms before)");
+	}
 	uo_line_trace(&l);
+}
+
+static void uo_behind_trace(const char *path, const char *what)
+{
+	uo_behind_trace_ms(path, what, -1);
 }
 
 /* Lock held: the candidates are forgotten undropped. */
@@ -751,22 +762,6 @@ void uo_behind_early_read(int fd, const struct uo_file *f, bool forget, uint64_t
 	uo_release(&uo_behind_owner);
 }
 
-static void uo_early_read_trace(const char *path, const char *what, uint64_t ms)
-{
-	struct uo_line l;
-
-	if (!uo_tracing())
-		return;
-	uo_line_start(&l, -1);
-	uo_line_path(&l, path);
-	uo_line_str(&l, ": ");
-	uo_line_str(&l, what);
-	uo_line_str(&l, " (read before the tree, closed ");
-	uo_line_num(&l, ms);
-	uo_line_str(&l, " ms before)");
-	uo_line_trace(&l);
-}
-
 /* Lock held: one read candidate, the run just became a tree. */
 static void uo_early_read_drop(struct uo_early_read *r, struct uo_behind_held *held,
 			       uint64_t now_ms)
@@ -776,11 +771,11 @@ static void uo_early_read_drop(struct uo_early_read *r, struct uo_behind_held *h
 	struct uo_cachestat cs;
 	struct uo_file f;
 	int64_t atime, ctime;
-	uint64_t ms = now_ms - r->closed_ms;
+	int64_t ms = (int64_t)(now_ms - r->closed_ms);
 	long path, own;
 
 	if (!uo_tree_early_read_due(r->closed_ms, now_ms)) {
-		uo_early_read_trace(e->path, "left to the kernel's cache", ms);
+		uo_behind_trace_ms(e->path, "left to the kernel's cache", ms);
 		return;
 	}
 	path = uo_sys(SYS_openat, AT_FDCWD, e->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -788,7 +783,7 @@ static void uo_early_read_drop(struct uo_early_read *r, struct uo_behind_held *h
 		return;
 	if (uo_fstat_times((int)path, &f, &atime, &ctime) != 0 || !uo_behind_still(e, &f, ctime) ||
 	    (r->atime_known && atime != r->atime_ns)) {
-		uo_early_read_trace(e->path, "left alone (changed or read since)", ms);
+		uo_behind_trace_ms(e->path, "left alone (changed or read since)", ms);
 		goto out;
 	}
 	if (uo_not_for_later((int)path) || uo_behind_held_here(held, e, path))
@@ -801,11 +796,11 @@ static void uo_early_read_drop(struct uo_early_read *r, struct uo_behind_held *h
 	    cs.nr_dirty || cs.nr_writeback || !cs.nr_cache) {
 		/* Locked, written since, unknown, or gone already: nothing to do. */
 	} else if (uo_record_streamed_again(&f)) {
-		uo_early_read_trace(e->path, "left to the kernel's cache (read again within "
+		uo_behind_trace_ms(e->path, "left to the kernel's cache (read again within "
 				    "USEONCE_REUSE)", ms);
 	} else {
 		uo_drop_tree_file((int)own, e->size);
-		uo_early_read_trace(e->path, "dropped", ms);
+		uo_behind_trace_ms(e->path, "dropped", ms);
 	}
 	uo_sys(SYS_close, own);
 out:

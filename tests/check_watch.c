@@ -362,28 +362,28 @@ END_TEST
 
 /*
  * A reader of two files in step (as cmp, diff, sort -m read): a MiB of
- * the hot file B (its first 16 MiB cached by another program), a MiB of
- * the cold file A, and so on; useonce -p comes 20 MiB in.  A's reads from
- * the disk then add up to B's cached head, and B is looked at first: B's
- * head was taken for the reader's own and went (0 of 16 MiB left).  With
- * another file open for reading no head is taken for the reader's own.
+ * the hot file B (its first b_mib MiB cached by another program), a MiB
+ * of the cold file A opened with Python's a_mode, and so on; useonce -p
+ * comes 20 MiB in.  A's reads from the disk then add up to B's cached
+ * head, and B is looked at first.
  */
-START_TEST(test_attach_two_readers)
+static void attach_two_readers(const char *name, const char *tag, const char *a_mode,
+			       unsigned b_mib)
 {
 	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX], ready[PATH_MAX];
 	int st;
 
-	uot_sfmt(a, sizeof(a), "%s/watch-step-a", uot_build_dir());
-	uot_sfmt(b, sizeof(b), "%s/watch-step-b", uot_build_dir());
-	uot_sfmt(go, sizeof(go), "%s/watch-step-go", uot_build_dir());
-	uot_sfmt(ready, sizeof(ready), "%s/watch-step-ready", uot_build_dir());
+	uot_sfmt(a, sizeof(a), "%s/watch-%s-a", uot_build_dir(), tag);
+	uot_sfmt(b, sizeof(b), "%s/watch-%s-b", uot_build_dir(), tag);
+	uot_sfmt(go, sizeof(go), "%s/watch-%s-go", uot_build_dir(), tag);
+	uot_sfmt(ready, sizeof(ready), "%s/watch-%s-ready", uot_build_dir(), tag);
 	unlink(go);
 	unlink(ready);
-	hot_head_files(a, 128, b, 16);
+	hot_head_files(a, 128, b, b_mib);
 	st = uot_sh("python3 -c '\n"
 		    "import os, sys, time\n"
 		    "b = open(sys.argv[1], \"rb\", buffering=0)\n"
-		    "a = open(sys.argv[2], \"rb\", buffering=0)\n"
+		    "a = open(sys.argv[2], \"%s\", buffering=0)\n"
 		    "for i in range(128):\n"
 		    "    if i == 20:\n"
 		    "        open(sys.argv[4], \"w\").close()\n"
@@ -395,53 +395,33 @@ START_TEST(test_attach_two_readers)
 		    "' %s %s %s %s & p=$!; "
 		    "until [ -e %s ]; do kill -0 $p || exit 9; sleep 0.01; done; "
 		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
-		    "exit $s", b, a, go, ready, ready, uot_useonce(), go);
+		    "exit $s", a_mode, b, a, go, ready, ready, uot_useonce(), go);
 	unlink(a);
 	unlink(go);
 	unlink(ready);
-	hot_head_kept("attach two readers", st, b);
+	hot_head_kept(name, st, b);
+}
+
+/*
+ * Both read-only: B's head was taken for the reader's own and went (0 of
+ * 16 MiB left).  With another file open for reading no head is taken for
+ * the reader's own.
+ */
+START_TEST(test_attach_two_readers)
+{
+	attach_two_readers("attach two readers", "step", "rb", 16);
 }
 END_TEST
 
 /*
- * test_attach_two_readers with the cold file A opened read-write ("r+b",
- * O_RDWR), as a program that may also write its input opens it: it is
- * read from all the same, and its reads from the disk add up to B's
- * cached head.  Only a file open read-only counted as another reader, so
- * B's head was taken for the reader's own and went (0 of 16 MiB left).
+ * The cold file A opened read-write ("r+b", O_RDWR), as a program that
+ * may also write its input opens it: it is read from all the same.  Only
+ * a file open read-only counted as another reader, so B's head was taken
+ * for the reader's own and went (none of it left).
  */
 START_TEST(test_attach_rdwr_reader)
 {
-	char a[PATH_MAX], b[PATH_MAX], go[PATH_MAX], ready[PATH_MAX];
-	int st;
-
-	uot_sfmt(a, sizeof(a), "%s/watch-rdwr-a", uot_build_dir());
-	uot_sfmt(b, sizeof(b), "%s/watch-rdwr-b", uot_build_dir());
-	uot_sfmt(go, sizeof(go), "%s/watch-rdwr-go", uot_build_dir());
-	uot_sfmt(ready, sizeof(ready), "%s/watch-rdwr-ready", uot_build_dir());
-	unlink(go);
-	unlink(ready);
-	hot_head_files(a, 128, b, 18);
-	st = uot_sh("python3 -c '\n"
-		    "import os, sys, time\n"
-		    "b = open(sys.argv[1], \"rb\", buffering=0)\n"
-		    "a = open(sys.argv[2], \"r+b\", buffering=0)\n"
-		    "for i in range(128):\n"
-		    "    if i == 20:\n"
-		    "        open(sys.argv[4], \"w\").close()\n"
-		    "        for _ in range(6000):\n"
-		    "            if os.path.exists(sys.argv[3]): break\n"
-		    "            time.sleep(0.01)\n"
-		    "    b.read(1 << 20)\n"
-		    "    a.read(1 << 20)\n"
-		    "' %s %s %s %s & p=$!; "
-		    "until [ -e %s ]; do kill -0 $p || exit 9; sleep 0.01; done; "
-		    "%s -p $p & w=$!; sleep 0.5; touch %s; wait $w; s=$?; wait $p || exit $?; "
-		    "exit $s", b, a, go, ready, ready, uot_useonce(), go);
-	unlink(a);
-	unlink(go);
-	unlink(ready);
-	hot_head_kept("attach read-write reader", st, b);
+	attach_two_readers("attach read-write reader", "rdwr", "r+b", 18);
 }
 END_TEST
 

@@ -150,6 +150,26 @@ START_TEST(test_brought)
 }
 END_TEST
 
+/*
+ * A new file the program writes ('prog') and the watcher's own descriptor
+ * of it ('ours'), seen as the watcher sees it: the program's descriptor is
+ * open for writing.  The file's index in the table.
+ */
+static int open_written(char *p, size_t size, const char *name, int *prog, int *ours)
+{
+	int i;
+
+	path(p, size, name);
+	unlink(p);
+	*prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0644);
+	ck_assert_msg(*prog >= 0, "%s: %s", p, strerror(errno));
+	*ours = open(p, O_RDONLY);
+	ck_assert_int_ge(*ours, 0);
+	i = uo_wfiles_see(&wf, *ours, UO_WF_FRESH | UO_WF_WRITABLE);
+	ck_assert_int_ge(i, 0);
+	return i;
+}
+
 START_TEST(test_written)
 {
 	char p[512];
@@ -158,15 +178,7 @@ START_TEST(test_written)
 
 	if (uot_skipped("written"))
 		return;
-	path(p, sizeof(p), "written");
-	unlink(p);
-	prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0644);
-	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
-	ours = open(p, O_RDONLY);
-	ck_assert_int_ge(ours, 0);
-	/* As the watcher sees it: the program's descriptor is open for writing. */
-	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH | UO_WF_WRITABLE);
-	ck_assert_int_ge(i, 0);
+	i = open_written(p, sizeof(p), "written", &prog, &ours);
 	uo_wfiles_work(&wf);
 	/* Written and synced between two samples: never seen dirty. */
 	write_mib(prog, FILE_MIB);
@@ -195,14 +207,7 @@ START_TEST(test_flushcut)
 
 	if (uot_skipped("flushcut"))
 		return;
-	path(p, sizeof(p), "flushcut");
-	unlink(p);
-	prog = open(p, O_RDWR | O_CREAT | O_EXCL, 0644);
-	ck_assert_msg(prog >= 0, "%s: %s", p, strerror(errno));
-	ours = open(p, O_RDONLY);
-	ck_assert_int_ge(ours, 0);
-	i = uo_wfiles_see(&wf, ours, UO_WF_FRESH | UO_WF_WRITABLE);
-	ck_assert_int_ge(i, 0);
+	i = open_written(p, sizeof(p), "flushcut", &prog, &ours);
 	write_mib(prog, FILE_MIB);
 	/* A sample whose 10 ms of writeback were spent before it came to this file. */
 	wf.wb_until = 1;
