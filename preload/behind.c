@@ -823,6 +823,21 @@ void uo_behind_adopt_reads(uint64_t now_ms)
 	uo_release(&uo_behind_owner);
 }
 
+void uo_behind_early_read_again(const struct uo_file *f)
+{
+	unsigned i, n = 0;
+
+	if (!atomic_load_explicit(&uo_early_reads_waiting, memory_order_relaxed) ||
+	    !uo_try_own(&uo_behind_owner))
+		return;
+	for (i = 0; i < uo_early_reads.n; i++)
+		if (uo_early_reads.f[i].f.dev != f->dev || uo_early_reads.f[i].f.ino != f->ino)
+			uo_early_reads.f[n++] = uo_early_reads.f[i];
+	uo_early_reads.n = n;
+	atomic_store_explicit(&uo_early_reads_waiting, n, memory_order_relaxed);
+	uo_release(&uo_behind_owner);
+}
+
 void uo_behind_early_reads_forget(void)
 {
 	if (!atomic_load_explicit(&uo_early_reads_waiting, memory_order_relaxed) ||

@@ -39,6 +39,8 @@ void uo_behind_early_forget(void);
 void uo_behind_early_read(int fd, const struct uo_file *f, bool forget, uint64_t now_ms);
 /* The read run just became a tree at now_ms: its candidates are dropped, if still due. */
 void uo_behind_adopt_reads(uint64_t now_ms);
+/* A file read before the tree was read again from the cache: no longer a candidate. */
+void uo_behind_early_read_again(const struct uo_file *f);
 /* The read run ended before it was a tree: its candidates are forgotten. */
 void uo_behind_early_reads_forget(void);
 /* Another file of a tree was closed: a look at the oldest waiting. */

@@ -334,9 +334,16 @@ static bool uo_tree_room(int fd, const struct uo_file *f)
 }
 
 /* The files read before the run was a tree: remembered, forgotten, or dropped now. */
-static void uo_tree_first_reads(int fd, const struct uo_file *f,
+static void uo_tree_first_reads(int fd, const struct uo_file *f, uint8_t opened,
 				const struct uo_tree_advice *adv, uint64_t now_ms)
 {
+	/*
+	 * A candidate the program read again, from the cache: it uses the
+	 * file, and where access times move once a day (relatime) nothing
+	 * else would tell.
+	 */
+	if (opened != UO_OPEN_COLD)
+		uo_behind_early_read_again(f);
 	if (adv->early == UO_TREE_EARLY_KEEP && !uo_path_rule(fd))
 		uo_behind_early_read(fd, f, adv->early_forget, now_ms);
 	else if (adv->early_forget)
@@ -389,7 +396,7 @@ void uo_tree_closing(int fd, struct uo_slot *s, bool streamed)
 	if (tf.dir == UO_WRITE && (adv.early_forget || (adv.changed && !on)))
 		atomic_store_explicit(&uo_tree_short, 0, memory_order_relaxed);
 	if (tf.dir == UO_READ) {
-		uo_tree_first_reads(fd, &f, &adv, tf.now_ms);
+		uo_tree_first_reads(fd, &f, tf.opened, &adv, tf.now_ms);
 	} else if (adv.early == UO_TREE_EARLY_KEEP) {
 		/* The files written before the run was a tree: forgotten, or to be dropped too. */
 		/* (A path rule's readlink is paid only where the config has rules.) */

@@ -895,7 +895,9 @@ END_TEST
  *   before the run was a tree handed on to the next (tree.c, "Siblings");
  * - tar x of the archive, then sync -f: the 16 MiB file, written before
  *   the run was a tree, must not keep its tail, in flight at its close
- *   (it kept 8 MiB): at most FIRST_BOUND of it stays cached.
+ *   (it kept 8 MiB): at most FIRST_BOUND of it stays cached;
+ * - cat of the small files, the first read twice before the run is a
+ *   tree, the second time from the cache: the program uses it, it stays.
  */
 #define FIRST_SMALL	12
 #define FIRST_SMALL_SIZE	(4 * UOT_MIB)
@@ -906,13 +908,13 @@ START_TEST(test_first_files_are_dropped)
 {
 	const char *env[] = { "USEONCE_REUSE=0", NULL };
 	const char *drop[] = { "USEONCE_", NULL };
-	char cmd[2048], big[600];
+	char cmd[2048], big[600], again[600];
 	const char *argv[] = { "sh", "-c", cmd, NULL };
 	struct uot_cmd c = { .argv = argv, .preload = true, .env = env, .drop = drop,
 			     .timeout_s = 120 };
 	struct uot_result r;
 	uint64_t src_res, exec_res;
-	int64_t big_res;
+	int64_t big_res, again_res;
 	double pct, dirty;
 
 	if (uot_skipped("first files"))
@@ -951,6 +953,21 @@ START_TEST(test_first_files_are_dropped)
 	ck_assert_msg(uot_exited_ok(r.status), "tar x: %s", uot_status_str(r.status));
 	snprintf(big, sizeof(big), "%s/a00", t.dst);
 	big_res = uot_resident(big, NULL);
+
+	/* Its first file read again, from the cache, before the run is a tree: it is used. */
+	ck_assert_int_eq(nftw(t.first, cold_one, 16, FTW_PHYS), 0);
+	ck_assert(enter_used_cgroup(&c));
+	snprintf(cmd, sizeof(cmd), "cd '%s' && cat b000 b001 b000 b0* >/dev/null", t.first);
+	ck_assert_msg(uot_run(&c, &r) == 0, "cat: %s", uot_why());
+	ck_assert_msg(uot_exited_ok(r.status), "cat: %s", uot_status_str(r.status));
+	snprintf(again, sizeof(again), "%s/b000", t.first);
+	again_res = uot_resident(again, NULL);
+	printf("trees: first files: read again from the cache before the tree: %.1f of %llu MiB "
+	       "cached after\n", uot_mib(again_res > 0 ? (uint64_t)again_res : 0),
+	       (unsigned long long)(FIRST_SMALL_SIZE / UOT_MIB));
+	ck_assert_msg(again_res >= (int64_t)FIRST_SMALL_SIZE * 9 / 10, "a file read before the "
+		      "run was a tree, then again from the cache, was dropped: %.1f MiB left",
+		      uot_mib(again_res > 0 ? (uint64_t)again_res : 0));
 	printf("trees: first files: cp -r left %.1f MiB of the source cached, find -exec cp "
 	       "%.1f MiB, tar x then sync %.1f MiB of its first file of %llu MiB (bound %llu MiB "
 	       "each)\n", uot_mib(src_res), uot_mib(exec_res),
