@@ -75,6 +75,7 @@ void uo_slot_clear(struct uo_slot *s)
 	s->unclean = 0;
 	s->step = 0;
 	s->early_look = 0;
+	s->appends = 0;
 	atomic_store_explicit(&s->head_probed, 0, memory_order_relaxed);
 	/* All zeroes is a fresh stream for the policy. */
 	memset(&s->st, 0, sizeof(s->st));

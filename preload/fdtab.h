@@ -59,6 +59,7 @@ struct uo_slot {
 	uint64_t unclean;	/* 1 + start of written ranges not dropped yet (uo_apply); 0: none */
 	uint64_t step;		/* a writer's window beside others (uo_guard_step); 0: the window */
 	uint8_t early_look;	/* a writer's first look comes a folio in (uo_guard_first) */
+	uint8_t appends;	/* at that look it wrote at the file's end: may step a folio */
 	/* The temporary file's inode and birth time: the number may name another file since. */
 	uint64_t temp_ino;
 	uint64_t temp_btime_ns;
