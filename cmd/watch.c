@@ -859,7 +859,10 @@ static void uo_wpend_work(struct uo_watch *w)
 				uint64_t sent = uo_wf_writeback(&w->wf, p->fd, p->r.start,
 								(uint64_t)uo_rlen(p->r));
 
-				w->flushed += sent < cs.nr_dirty * w->page ? sent : cs.nr_dirty * w->page;
+				/* A dry run sent nothing: its pages stay dirty, counted once. */
+				if (!w->wf.dry_run)
+					w->flushed += sent < cs.nr_dirty * w->page ? sent :
+						      cs.nr_dirty * w->page;
 			}
 			if (uo_wpend_clean(w, p, &cs))
 				uo_wpend_done(w, i);
@@ -875,7 +878,7 @@ static void uo_wpend_work(struct uo_watch *w)
 static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 {
 	uint64_t end = r.end == UO_EOF ? uo_file_size(fd) : r.end, sent;
-	struct uo_cs cs;
+	struct uo_cs cs, rc;
 	struct stat sb;
 
 	/*
@@ -899,10 +902,12 @@ static void uo_wflush(struct uo_watch *w, int fd, struct uo_range r)
 	if (end <= r.start)
 		return;
 	/*
-	 * What was submitted, no more than the file had dirty: the range's
+	 * What was submitted, no more than the range had dirty: its
 	 * clean pages are not written, and the sample's bound (wb_until) or a
 	 * busy disk cut the submission short.
 	 */
+	if (uo_cachestat(fd, r.start, end - r.start, &rc) == 0)
+		cs.nr_dirty = rc.nr_dirty;
 	sent = uo_wf_writeback(&w->wf, fd, r.start, (uint64_t)uo_rlen(r));
 	w->flushed += sent < cs.nr_dirty * w->page ? sent : cs.nr_dirty * w->page;
 }

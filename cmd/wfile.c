@@ -389,9 +389,13 @@ static void uo_wf_run_end(struct uo_wfiles *t, struct uo_wfile *f, struct uo_wf_
 		if (drop) {
 			uo_wf_drop(t, f->fd, off, len);
 		} else {
-			/* Only the units the submission reached: the sample's bound may cut it. */
+			/*
+			 * Only the units the submission reached: the sample's bound
+			 * may cut it.  A dry run's pages stay dirty, and each sweep
+			 * would count them again: not counted there.
+			 */
 			sent = uo_wf_writeback(t, f->fd, off, len) / t->t->align;
-			for (e = r->first; e < r->first + sent; e++)
+			for (e = r->first; e < r->first + sent && !t->dry_run; e++)
 				t->flushed += e->dirty * t->page;
 		}
 	}
@@ -1138,9 +1142,14 @@ void uo_wfiles_work(struct uo_wfiles *t)
 			 */
 			uint64_t span = UO_WF_INFLIGHT * t->t->window;
 			uint64_t from = size > span ? (size - span) / t->t->align * t->t->align : 0;
-			uint64_t sent = uo_wf_writeback(t, f->fd, from, 0);
+			uint64_t dirty = cs.nr_dirty, sent;
+			struct uo_wf_cs front;
 
-			t->flushed += cs.nr_dirty * t->page < sent ? cs.nr_dirty * t->page : sent;
+			/* Counted: what the range had dirty, not the whole file's. */
+			if (uo_wf_cachestat(t, f->fd, from, 0, &front) == 0)
+				dirty = front.nr_dirty;
+			sent = uo_wf_writeback(t, f->fd, from, 0);
+			t->flushed += dirty * t->page < sent ? dirty * t->page : sent;
 		}
 		/*
 		 * A sweep costs calls per unit cached: one that could do
