@@ -378,6 +378,7 @@ static void uo_guard_early(int fd, struct uo_slot *s)
 {
 	uint64_t window = uo_config.tuning.window, others;
 	struct uo_file f;
+	int64_t pos;
 
 	s->early_look = 0;
 	if (!uo_guard_kind(fd, s))
@@ -389,11 +390,16 @@ static void uo_guard_early(int fd, struct uo_slot *s)
 	 * whose window shrank and grew again beside other writers left
 	 * folios never probed, dropped as if cold (the review: 10-20 MiB of a
 	 * cached 64 MiB file, 54 MiB of 128 with 8 MiB writes).  Past the
-	 * end of a file nothing was cached.
+	 * end of a file nothing was cached.  The cursor, not the bytes
+	 * counted: the look comes after a call that may have moved 8 MiB or
+	 * more, and a cached 10 MiB file overwritten with 8 MiB records
+	 * passed "size <= written + a folio" and was dropped whole (review).
+	 * No more written than counted: the writer started at the front.
 	 */
-	s->appends = uo_fstat(fd, &f) == 0 &&
-		     f.size <= atomic_load_explicit(&s->counted[UO_WRITE], memory_order_relaxed) +
-				   uo_config.tuning.align;
+	pos = uo_cursor(fd);
+	s->appends = pos >= 0 && uo_fstat(fd, &f) == 0 && f.size <= (uint64_t)pos &&
+		     (uint64_t)pos <= atomic_load_explicit(&s->counted[UO_WRITE],
+							   memory_order_relaxed);
 	if (s->appends) {
 		(void)uo_memory_size();
 		s->step = uo_write_step(fd, &others);
