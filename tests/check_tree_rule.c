@@ -353,10 +353,42 @@ START_TEST(test_written_files_stay_while_memory_is_mostly_free)
 END_TEST
 
 /*
- * Read since it was written?  relatime moves the access time past the
- * change time at a read; tar x and cp -p set both times at once (equal);
- * a file made and written in one tick has them equal too.
+ * Files of 'size' moved whole 3 ms apart in 'dir' until the run is a tree:
+ * each before it a candidate, the close that makes it one adopts them and
+ * gets 'verdict' itself, and nothing after is a candidate.  When the first
+ * was closed; tree_on_ms says when the run became a tree.
  */
+static uint64_t tree_on_ms;
+
+static uint64_t candidates_until_tree(unsigned dir, uint64_t size, uint8_t verdict)
+{
+	struct uo_tree_advice a;
+	uint64_t first = 0;
+	int kept = 0, i;
+
+	for (i = 0; i < 200; i++) {
+		a = whole(dir, size, 3);
+		if (!first)
+			first = now;
+		ck_assert(!a.early_forget);
+		if (a.early != UO_TREE_EARLY_KEEP)
+			break;
+		ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
+		kept++;
+	}
+	/* The same close turns the tree on, adopts the candidates and is dropped itself. */
+	ck_assert_int_eq(a.early, UO_TREE_EARLY_ADOPT);
+	ck_assert(a.changed);
+	ck_assert_int_eq(a.verdict, verdict);
+	ck_assert_int_lt(kept, UO_TREE_FILES);
+	ck_assert_int_ge(kept, UO_TREE_STEPS - 1);
+	tree_on_ms = now;
+	/* Inside the tree, nothing more is a candidate. */
+	for (i = 0; i < 40; i++)
+		ck_assert_int_eq(whole(dir, size, 3).early, UO_TREE_EARLY_NONE);
+	return first;
+}
+
 /*
  * The files written before the run is known to be a tree: each new file
  * written whole is a candidate, and the close that makes the run a tree
@@ -368,27 +400,8 @@ START_TEST(test_first_written_files_join_the_drop)
 	unsigned k;
 
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		struct uo_tree_advice a;
-		int kept = 0, i;
-
 		setup();
-		for (i = 0; i < 200; i++) {
-			a = whole(UO_WRITE, sizes[k], 3);
-			ck_assert(!a.early_forget);
-			if (a.early != UO_TREE_EARLY_KEEP)
-				break;
-			ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
-			kept++;
-		}
-		/* The same close turns the tree on, adopts the candidates and is dropped itself. */
-		ck_assert_int_eq(a.early, UO_TREE_EARLY_ADOPT);
-		ck_assert(a.changed);
-		ck_assert_int_eq(a.verdict, UO_TREE_BEHIND);
-		ck_assert_int_lt(kept, UO_TREE_FILES);
-		ck_assert_int_ge(kept, UO_TREE_STEPS - 1);
-		/* Inside the tree, nothing more is a candidate. */
-		for (i = 0; i < 40; i++)
-			ck_assert_int_eq(whole(UO_WRITE, sizes[k], 3).early, UO_TREE_EARLY_NONE);
+		(void)candidates_until_tree(UO_WRITE, sizes[k], UO_TREE_BEHIND);
 	}
 }
 END_TEST
@@ -466,30 +479,12 @@ START_TEST(test_first_read_files_are_dropped_once_a_tree)
 	unsigned k;
 
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		struct uo_tree_advice a;
-		uint64_t first = 0;
-		int kept = 0, i;
+		uint64_t first;
 
 		setup();
-		for (i = 0; i < 200; i++) {
-			a = whole(UO_READ, sizes[k], 3);
-			if (!first)
-				first = now;
-			ck_assert(!a.early_forget);
-			if (a.early != UO_TREE_EARLY_KEEP)
-				break;
-			ck_assert_int_eq(a.verdict, UO_TREE_LEAVE);
-			kept++;
-		}
-		ck_assert_int_eq(a.early, UO_TREE_EARLY_ADOPT);
-		ck_assert(a.changed);
-		ck_assert_int_eq(a.verdict, UO_TREE_DROP);
-		ck_assert_int_lt(kept, UO_TREE_FILES);
-		ck_assert_int_ge(kept, UO_TREE_STEPS - 1);
+		first = candidates_until_tree(UO_READ, sizes[k], UO_TREE_DROP);
 		/* Files 3 ms apart: the first candidate is well within the bound. */
-		ck_assert(uo_tree_early_read_due(first, now));
-		for (i = 0; i < 40; i++)
-			ck_assert_int_eq(whole(UO_READ, sizes[k], 3).early, UO_TREE_EARLY_NONE);
+		ck_assert(uo_tree_early_read_due(first, tree_on_ms));
 	}
 	/* Slow steps, each within the gap: the run is a tree, its oldest candidates too old. */
 	setup();
