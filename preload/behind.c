@@ -161,6 +161,24 @@ static void uo_behind_trace(const char *path, const char *what)
 	uo_behind_trace_ms(path, what, -1);
 }
 
+/*
+ * A candidate closed before its run was a tree, by path (n bytes) and
+ * identity; its filesystem is asked at its first look.  ctime_ns: the
+ * change time at our close, or 0 where it is read at the hand-over.
+ */
+static void uo_behind_candidate(struct uo_behind_file *e, const struct uo_file *f,
+				int64_t ctime_ns, const char *path, size_t n)
+{
+	e->dev = f->dev;
+	e->ino = f->ino;
+	e->size = f->size;
+	e->btime_ns = f->btime_ns;
+	e->ctime_ns = ctime_ns;
+	e->disk_unknown = 1;
+	e->unflushed = 0;
+	memcpy(e->path, path, n + 1);
+}
+
 /* Lock held: the candidates are forgotten undropped. */
 static void uo_early_clear(void)
 {
@@ -529,14 +547,7 @@ void uo_behind_early(int fd, const struct uo_file *f, bool forget)
 		memmove(&uo_early.f[0], &uo_early.f[1], --uo_early.n * sizeof(uo_early.f[0]));
 	}
 	e = &uo_early.f[uo_early.n++];
-	e->dev = f->dev;
-	e->ino = f->ino;
-	e->size = f->size;
-	e->btime_ns = f->btime_ns;
-	e->ctime_ns = 0;
-	e->disk_unknown = 1;
-	e->unflushed = 0;
-	memcpy(e->path, path, n + 1);
+	uo_behind_candidate(e, f, 0, path, n);
 	uo_early.bytes += f->size;
 	atomic_store_explicit(&uo_early_waiting, uo_early.n, memory_order_relaxed);
 	uo_release(&uo_behind_owner);
@@ -747,14 +758,7 @@ void uo_behind_early_read(int fd, const struct uo_file *f, bool forget, uint64_t
 		memmove(&uo_early_reads.f[0], &uo_early_reads.f[1],
 			--uo_early_reads.n * sizeof(uo_early_reads.f[0]));
 	e = &uo_early_reads.f[uo_early_reads.n++];
-	e->f.dev = f->dev;
-	e->f.ino = f->ino;
-	e->f.size = f->size;
-	e->f.btime_ns = f->btime_ns;
-	e->f.ctime_ns = ctime;
-	e->f.disk_unknown = 1;
-	e->f.unflushed = 0;
-	memcpy(e->f.path, path, n + 1);
+	uo_behind_candidate(&e->f, f, ctime, path, n);
 	e->atime_ns = atime;
 	e->atime_known = 1;
 	e->closed_ms = now_ms;

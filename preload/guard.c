@@ -164,7 +164,8 @@ static const struct uo_tuning *uo_slot_tuning(const struct uo_slot *s, struct uo
 {
 	const struct uo_tuning *t = uo_tree_tuning(s, buf);
 
-	if (!s->step || !s->appends || s->step >= t->window || (s->st.state != UO_NEW && s->st.dir != UO_WRITE))
+	/* (A step is only ever set for a writer at its file's end: uo_guard_early.) */
+	if (!s->step || s->step >= t->window || (s->st.state != UO_NEW && s->st.dir != UO_WRITE))
 		return t;
 	if (t != buf)
 		*buf = *t;
@@ -384,8 +385,8 @@ static void uo_guard_early(int fd, struct uo_slot *s)
 	if (!uo_guard_kind(fd, s))
 		return;
 	/*
-	 * Only a writer at the file's end (a new file, a truncated one, an
-	 * append) steps a folio at a time: the window also sets how far ahead
+	 * Only a writer at the file's end (one that wrote a new or truncated
+	 * file from its start) steps a folio at a time: the window also sets how far ahead
 	 * a writer's probes look for pages cached before, and an overwrite
 	 * whose window shrank and grew again beside other writers left
 	 * folios never probed, dropped as if cold (the review: 10-20 MiB of a
